@@ -1,0 +1,5 @@
+"""Built-in benchmarks (installed as ``nlgrad.benchmarks``). Ids are ``family/variant``; see README.md here."""
+
+CATALOG: dict[str, str] = {
+    "twx": "nlgrad.benchmarks.twx:TextWorldExpressBenchmark",
+}

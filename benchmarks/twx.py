@@ -1,0 +1,126 @@
+"""TextWorldExpress (``textworld-express``, Apache-2.0, needs Java 17): multi-step text games, run offline.
+
+Ids: ``twx/coin``, ``twx/twc``, ``twx/cooking``, ``twx/arithmetic``, ``twx/sorting``. Seeds come from the game's own
+folds (train 0-999, dev 10000-10999, test 20000-20999); ``tasks(split, n)`` takes the first n seeds of the fold, so
+splits are deterministic and disjoint.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from nlgrad.errors import BenchmarkError
+from nlgrad.runtime.protocols import Episode, MetricResult, Observation, StepResult, Task
+
+GAME_PARAMS: dict[str, str] = {
+    "coin": "numLocations=5,includeDoors=1",
+    "twc": "numLocations=1,numItemsToPutAway=2",
+    "cooking": "numLocations=1,numIngredients=2,numDistractorItems=2,includeDoors=0,limitInventorySize=0",
+    "arithmetic": "",
+    "sorting": "",
+}
+FOLD_START = {"train": 0, "dev": 10000, "test": 20000}
+FOLD_SIZE = 1000
+_ROOM = re.compile(r"You are in the ([^.]+)\.")
+
+
+def _import_twx():
+    try:
+        from textworld_express import TextWorldExpressEnv
+    except ImportError as exc:
+        raise BenchmarkError(
+            "benchmark twx/* needs the package textworld-express (and Java 17): pip install 'nlgrad[twx]'"
+            f" ({exc})"
+        ) from None
+    return TextWorldExpressEnv
+
+
+class TextWorldExpressEnvironment:
+    """One JVM-backed game server, reused across the episodes of a worker thread."""
+
+    def __init__(self, game: str, params: str, step_limit: int = 1000):
+        self.game, self.params = game, params
+        cls = _import_twx()
+        try:
+            self._env = cls(envStepLimit=step_limit)
+        except Exception as exc:  # noqa: BLE001 - usually a missing Java runtime
+            raise BenchmarkError(f"could not start TextWorldExpress (is Java 17 installed?): {exc}") from None
+        self._env.load(gameName=game, gameParams=params)
+        self.task_description = ""
+
+    def _observation(self, obs: str, infos: dict[str, Any]) -> Observation:
+        look = infos.get("look", "")
+        room = _ROOM.search(look)
+        return Observation(
+            text=obs.strip(),
+            valid_actions=sorted(infos.get("validActions", [])),
+            info={"look": look.strip(), "inventory": infos.get("inventory", "").strip(),
+                  "room": room.group(1) if room else "", "state_key": look.strip(),
+                  "task": infos.get("taskDescription", self.task_description), "moves": infos.get("numMoves", 0)},
+        )
+
+    def reset(self, task: Task) -> Observation:
+        obs, infos = self._env.reset(seed=task.seed, gameFold=task.meta.get("fold", task.split),
+                                     gameName=self.game, gameParams=self.params)
+        self.task_description = infos.get("taskDescription", "")
+        return self._observation(obs, infos)
+
+    def step(self, action: str) -> StepResult:
+        obs, reward, done, infos = self._env.step(action)
+        success = bool(infos.get("tasksuccess"))
+        failure = bool(infos.get("taskfailure"))
+        return StepResult(observation=self._observation(obs, infos), reward=float(reward),
+                          done=bool(done or success or failure), score=max(0.0, min(1.0, float(infos.get("score", 0)))),
+                          success=success, info={"failure": failure})
+
+    def close(self) -> None:
+        try:
+            self._env.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class TextWorldExpressBenchmark:
+    kind = "interactive"
+    default_program = "twx_react"
+    default_step_cap = 50
+
+    def __init__(self, game: str | None = "coin", params: str | None = None):
+        game = game or "coin"
+        if game not in GAME_PARAMS:
+            raise BenchmarkError(f"unknown TextWorldExpress game {game!r}; known: {', '.join(GAME_PARAMS)}")
+        self.game = game
+        self.params = GAME_PARAMS[game] if params is None else params
+        self.id = f"twx/{game}"
+
+    def tasks(self, split: str, n: int | None = None) -> list[Task]:
+        if split not in FOLD_START:
+            raise BenchmarkError(f"unknown split {split!r} for {self.id}; use train, dev or test")
+        count = FOLD_SIZE if n is None else min(n, FOLD_SIZE)
+        start = FOLD_START[split]
+        return [Task(id=f"{self.id}/{split}/{seed}", split=split, seed=seed,
+                     inputs={"game": self.game}, meta={"fold": split, "params": self.params})
+                for seed in range(start, start + count)]
+
+    def make_env(self) -> TextWorldExpressEnvironment:
+        return TextWorldExpressEnvironment(self.game, self.params)
+
+    def metric(self, task: Task, output: Any, episode: Episode | None = None) -> MetricResult:  # noqa: ARG002
+        if episode is None:
+            raise BenchmarkError(f"{self.id} is interactive: the metric needs the episode")
+        last = episode.last_observation.text if episode.last_observation else ""
+        task_text = episode.first_observation.info.get("task", "") if episode.first_observation else ""
+        if episode.success:
+            outcome = f"succeeded in {episode.steps} steps"
+        elif episode.done:
+            outcome = f"failed: the game ended after {episode.steps} steps without success"
+        elif episode.stopped_by_cap:
+            outcome = f"failed: ran out of steps (cap {episode.steps}) before finishing"
+        else:
+            outcome = f"failed: the agent stopped after {episode.steps} steps"
+        recent = ", ".join(episode.actions[-8:]) or "(none)"
+        feedback = (f"Task: {task_text} Outcome: {outcome}. Final score {episode.score:.2f}. "
+                    f"Last actions: {recent}. Last game message: {last[:400]}")
+        return MetricResult(score=1.0 if episode.success else episode.score, success=episode.success,
+                            feedback=feedback, details={"steps": episode.steps, "actions": episode.actions})

@@ -1,0 +1,79 @@
+"""``nlgrad eval``: run a program on a benchmark split with the configured LM and an optional policy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from nlgrad.config import Settings
+from nlgrad.errors import ConfigError
+from nlgrad.lm.client import LM
+from nlgrad.runtime.executor import Executor, RunResult
+from nlgrad.runtime.protocols import SPLITS, EmptyPolicy, PolicySource
+from nlgrad.runtime.registry import load_benchmark, load_program
+from nlgrad.runtime.rundir import RunDir, make_run_id
+
+
+def load_policy(path: str | Path | None, version: int | None = None) -> PolicySource:
+    """A policy memory directory or file, or the empty policy when ``path`` is None."""
+    if path is None:
+        return EmptyPolicy()
+    from nlgrad.policy import PolicyMemory
+
+    return PolicyMemory.load(path, version=version)
+
+
+@dataclass
+class EvalRequest:
+    benchmark: str
+    split: str = "dev"
+    n: int | None = 20
+    workers: int = 1
+    program: str | None = None
+    policy: str | None = None
+    policy_version: int | None = None
+    step_cap: int | None = None
+    timeout_s: float | None = None
+    run_dir: str | None = None
+
+    def validate(self) -> None:
+        if self.split not in SPLITS:
+            raise ConfigError(f"split must be one of {', '.join(SPLITS)}", field="--split", value=self.split)
+        if self.n is not None and self.n < 1:
+            raise ConfigError("n must be at least 1", field="--n", value=self.n)
+        if self.workers < 1:
+            raise ConfigError("workers must be at least 1", field="--workers", value=self.workers)
+        if self.step_cap is not None and self.step_cap < 1:
+            raise ConfigError("step cap must be at least 1", field="--step-cap", value=self.step_cap)
+
+
+def run_eval(request: EvalRequest, settings: Settings, *, console: Console | None = None,
+             progress: bool = True) -> tuple[RunResult, LM]:
+    request.validate()
+    benchmark = load_benchmark(request.benchmark)
+    program = load_program(request.program or benchmark.default_program, benchmark=benchmark)
+    policy = load_policy(request.policy, request.policy_version)
+    tasks = benchmark.tasks(request.split, request.n)
+    step_cap = request.step_cap or getattr(benchmark, "default_step_cap", None)
+    config: dict[str, Any] = {
+        "command": "eval", "benchmark": benchmark.id, "split": request.split, "n": len(tasks),
+        "program": program.name, "policy": request.policy, "policy_version": request.policy_version,
+        "workers": request.workers, "step_cap": step_cap, "timeout_s": request.timeout_s,
+        "roles": {name: {"model": r.model, "temperature": r.temperature, "max_tokens": r.max_tokens}
+                  for name, r in settings.roles.items()},
+        "cache": settings.use_cache,
+    }
+    path = Path(request.run_dir) if request.run_dir else Path(settings.runs_dir) / make_run_id(
+        "eval", benchmark.id, request.split, config)
+    run_dir = RunDir(path).create()
+    run_dir.write_config(config)
+    lm = LM(settings)
+    executor = Executor(benchmark=benchmark, program=program, lm=lm, policy=policy, workers=request.workers,
+                        step_cap=step_cap, timeout_s=request.timeout_s, run_dir=run_dir, progress=progress,
+                        console=console, label=f"eval {benchmark.id}/{request.split}")
+    result = executor.run(tasks, resume=request.run_dir is not None)
+    lm.ledger.save(run_dir.path / "ledger.json")
+    return result, lm

@@ -1,0 +1,59 @@
+"""Disk cache of LM replies, keyed by what determines a reply and nothing secret.
+
+The key covers the logical model string, the messages, the sampling parameters and an explicit sample index, so that
+n samples at temperature > 0 are n entries and an identical rerun is served entirely from disk. API keys, ``api_base``
+and any other credentials are never part of a key or a stored value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import diskcache
+
+# Sampling parameters that change what a model returns. Anything else (timeouts, keys, api_base) stays out.
+KEY_PARAMS = ("temperature", "top_p", "max_tokens", "stop", "seed", "response_format", "n")
+CACHE_FORMAT = 1
+
+
+def cache_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any], sample_index: int,
+              model_fingerprint: str = "") -> str:
+    payload = {
+        "v": CACHE_FORMAT,
+        "model": model,
+        "fingerprint": model_fingerprint,
+        "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
+        "params": {k: params[k] for k in KEY_PARAMS if params.get(k) is not None},
+        "sample_index": sample_index,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ReplyCache:
+    """A thin wrapper over :class:`diskcache.Cache` that stores plain JSON-able reply records."""
+
+    def __init__(self, directory: str | Path, size_limit_bytes: int = 4 * 2**30):
+        self.directory = Path(directory)
+        self._cache = diskcache.Cache(str(self.directory), size_limit=size_limit_bytes)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        try:
+            value = self._cache.get(key, default=None)
+        except Exception:  # a corrupt entry is a miss, never a crash
+            return None
+        if not isinstance(value, dict) or "text" not in value:
+            return None
+        return value
+
+    def set(self, key: str, record: dict[str, Any]) -> None:
+        self._cache.set(key, record)
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def close(self) -> None:
+        self._cache.close()

@@ -1,0 +1,180 @@
+"""The LM client: one ``complete`` call per (role, messages, sample), through litellm, cached, ledgered, retried."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import litellm
+
+from nlgrad.config import Settings
+from nlgrad.errors import LMCallError, TaskTimeout
+from nlgrad.lm.cache import ReplyCache, cache_key
+from nlgrad.lm.ledger import Ledger
+from nlgrad.lm.local_models import model_fingerprint
+from nlgrad.lm.local_server import LOCAL_API_KEY, LocalServers
+from nlgrad.lm.retry import EmptyReplyError, backoff_delay, is_retryable
+
+LOCAL_PREFIX = "local/"
+DEFAULT_REMOTE_CONCURRENCY = 8
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    cached: bool = False
+    retries: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class _Route:
+    litellm_model: str
+    api_base: str | None
+    api_key: str | None
+
+
+class LM:
+    """Calls models by role. Pass one instance down to everything that needs an LM (no global engine)."""
+
+    def __init__(self, settings: Settings, *, ledger: Ledger | None = None, cache: ReplyCache | None = None,
+                 servers: LocalServers | None = None, sleep=time.sleep, litellm_kwargs: dict[str, Any] | None = None):
+        self.settings = settings
+        self.ledger = ledger if ledger is not None else Ledger()
+        if cache is None and settings.use_cache:
+            cache = ReplyCache(settings.cache_dir)
+        self.cache = cache
+        self.servers = servers or LocalServers(user_models=settings.local_models)
+        self._sleep = sleep
+        self._litellm_kwargs = dict(litellm_kwargs or {})
+        self._semaphores: dict[str, threading.BoundedSemaphore] = {}
+        self._sem_lock = threading.Lock()
+        self._fingerprints: dict[str, str] = {}
+
+    # ---- public API -------------------------------------------------------------------------------------------
+    def model_for(self, role: str) -> str:
+        return self.settings.role(role).model
+
+    def complete(self, role: str, messages: list[dict[str, str]], *, sample_index: int = 0,
+                 temperature: float | None = None, max_tokens: int | None = None, stop: list[str] | None = None,
+                 seed: int | None = None, deadline: float | None = None, **extra: Any) -> Completion:
+        """One completion for ``role``. ``sample_index`` distinguishes samples that share everything else."""
+        cfg = self.settings.role(role)
+        params = {
+            "temperature": cfg.temperature if temperature is None else temperature,
+            "max_tokens": max_tokens or cfg.max_tokens,
+            "stop": stop,
+            "seed": seed,
+        }
+        key = None
+        if self.cache is not None:
+            key = cache_key(cfg.model, messages, params, sample_index, self._fingerprint(cfg.model))
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.ledger.record(role, cached=True)
+                return Completion(text=hit["text"], model=cfg.model, prompt_tokens=hit.get("prompt_tokens", 0),
+                                  completion_tokens=hit.get("completion_tokens", 0), cost_usd=0.0, cached=True)
+        completion = self._call_with_retries(role, cfg, messages, params, deadline, extra)
+        if self.cache is not None and key is not None:
+            self.cache.set(key, {"text": completion.text, "prompt_tokens": completion.prompt_tokens,
+                                 "completion_tokens": completion.completion_tokens, "model": cfg.model})
+        return completion
+
+    def structured(self, role: str, messages: list[dict[str, str]], schema, **kwargs):
+        """Parse a reply into the pydantic model ``schema`` (re-asks once; see :mod:`nlgrad.lm.structured`)."""
+        from nlgrad.lm.structured import parse_structured
+
+        return parse_structured(self, role, messages, schema, **kwargs)
+
+    # ---- internals --------------------------------------------------------------------------------------------
+    def _fingerprint(self, model: str) -> str:
+        if not model.startswith(LOCAL_PREFIX):
+            return ""
+        name = model[len(LOCAL_PREFIX):]
+        if name not in self._fingerprints:
+            self._fingerprints[name] = model_fingerprint(name, self.servers.user_models)
+        return self._fingerprints[name]
+
+    def _route(self, model: str, cfg) -> _Route:
+        api_key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+        if model.startswith(LOCAL_PREFIX):
+            info = self.servers.ensure(model[len(LOCAL_PREFIX):])
+            return _Route(f"openai/{info.name}", info.api_base, LOCAL_API_KEY)
+        return _Route(model, cfg.api_base, api_key)
+
+    def _semaphore(self, model: str, cfg) -> threading.BoundedSemaphore:
+        with self._sem_lock:
+            if model not in self._semaphores:
+                limit = cfg.max_concurrency or (1 if model.startswith(LOCAL_PREFIX) else DEFAULT_REMOTE_CONCURRENCY)
+                self._semaphores[model] = threading.BoundedSemaphore(limit)
+            return self._semaphores[model]
+
+    def _call_with_retries(self, role, cfg, messages, params, deadline, extra) -> Completion:
+        retries = 0
+        attempts = self.settings.retries + 1
+        last_exc: BaseException | None = None
+        for attempt in range(attempts):
+            timeout = cfg.timeout_s
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self.ledger.record(role, cached=False, retries=retries, error=True)
+                    raise TaskTimeout(f"task deadline passed before a {role} call")
+                timeout = min(timeout, remaining)
+            try:
+                completion = self._call_once(role, cfg, messages, params, timeout, extra)
+            except Exception as exc:  # noqa: BLE001 - classified below
+                last_exc = exc
+                if not is_retryable(exc) or attempt == attempts - 1:
+                    self.ledger.record(role, cached=False, retries=retries, error=True)
+                    raise LMCallError(f"{type(exc).__name__}: {_short(exc)}", role=role, model=cfg.model,
+                                      retryable=is_retryable(exc)) from exc
+                retries += 1
+                self._sleep(backoff_delay(attempt, self.settings.backoff_base_s, self.settings.backoff_max_s))
+                continue
+            self.ledger.record(role, cached=False, prompt_tokens=completion.prompt_tokens,
+                               completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd,
+                               wall_s=completion.latency_s, retries=retries)
+            return Completion(**{**completion.__dict__, "retries": retries})
+        raise LMCallError(f"no attempt succeeded: {last_exc}", role=role, model=cfg.model)  # pragma: no cover
+
+    def _call_once(self, role, cfg, messages, params, timeout, extra) -> Completion:
+        route = self._route(cfg.model, cfg)
+        kwargs: dict[str, Any] = {k: v for k, v in params.items() if v is not None}
+        kwargs.update(self._litellm_kwargs)
+        kwargs.update(extra)
+        with self._semaphore(cfg.model, cfg):
+            start = time.monotonic()
+            response = litellm.completion(model=route.litellm_model, messages=messages, timeout=timeout,
+                                          api_base=route.api_base, api_key=route.api_key, num_retries=0, **kwargs)
+            latency = time.monotonic() - start
+        text = (response.choices[0].message.content or "") if response.choices else ""
+        if not text.strip():
+            raise EmptyReplyError(f"{role} model {cfg.model} returned an empty reply")
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = 0.0
+        if not cfg.model.startswith(LOCAL_PREFIX):
+            try:
+                cost = float(litellm.completion_cost(completion_response=response) or 0.0)
+            except Exception:  # noqa: BLE001 - unknown models have no price in litellm's map
+                cost = 0.0
+        return Completion(text=text, model=cfg.model, prompt_tokens=prompt_tokens,
+                          completion_tokens=completion_tokens, cost_usd=cost, latency_s=latency)
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    text = str(exc)
+    return text if len(text) <= limit else text[:limit] + "..."

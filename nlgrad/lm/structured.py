@@ -1,0 +1,91 @@
+"""Parse an LM reply into a pydantic model; on failure re-ask once with the validation error, then raise.
+
+Small models wrap JSON in prose or code fences; we extract the first balanced JSON object or array before validating.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from nlgrad.errors import StructuredOutputError
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+
+REASK_TEMPLATE = (
+    "Your previous reply could not be used: {error}\n"
+    "Reply again with only one JSON value that matches this schema, and nothing else:\n{schema}"
+)
+
+
+def extract_json(text: str) -> str:
+    """The JSON part of a reply: a fenced block if present, else the first balanced {...} or [...] span."""
+    fenced = _FENCE.search(text)
+    if fenced:
+        text = fenced.group(1)
+    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
+    if start < 0:
+        return text.strip()
+    opener = text[start]
+    closer = "}" if opener == "{" else "]"
+    depth, in_str, escaped = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_str:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == opener:
+            depth += 1
+        elif ch == closer:
+            depth -= 1
+            if depth == 0:
+                return text[start:i + 1]
+    return text[start:].strip()
+
+
+def validate_reply(text: str, schema: type[T]) -> T:
+    """Validate ``text`` against ``schema``; raises ValidationError or ValueError with a readable message."""
+    candidate = extract_json(text)
+    try:
+        data = json.loads(candidate)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg} at char {exc.pos})") from None
+    return schema.model_validate(data)
+
+
+def _error_text(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in exc.errors()[:5])
+    return str(exc)
+
+
+def parse_structured(lm, role: str, messages: list[dict[str, str]], schema: type[T], *, sample_index: int = 0,
+                     **kwargs) -> T:
+    """Ask ``role`` and parse its reply into ``schema``; one re-ask with the error; else StructuredOutputError."""
+    first = lm.complete(role, messages, sample_index=sample_index, **kwargs)
+    try:
+        return validate_reply(first.text, schema)
+    except (ValidationError, ValueError) as exc:
+        error = _error_text(exc)
+    schema_text = json.dumps(schema.model_json_schema(), separators=(",", ":"))[:1500]
+    reask = messages + [
+        {"role": "assistant", "content": first.text},
+        {"role": "user", "content": REASK_TEMPLATE.format(error=error, schema=schema_text)},
+    ]
+    second = lm.complete(role, reask, sample_index=sample_index, **kwargs)
+    try:
+        return validate_reply(second.text, schema)
+    except (ValidationError, ValueError) as exc:
+        raise StructuredOutputError(role=role, model=lm.model_for(role), schema=schema.__name__, text=second.text,
+                                    error=_error_text(exc)) from None

@@ -1,0 +1,1 @@
+"""What runs: modules, programs, traces and executors."""

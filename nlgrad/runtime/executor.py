@@ -1,0 +1,187 @@
+"""Run a program over tasks: W worker threads, deterministic seeds, step cap and timeout per task.
+
+A task that raises is recorded as an error result (score 0) and never stops the batch. Each finished task appends
+one line to ``results.jsonl`` and writes its trace, so an interrupted run can resume where it stopped.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from nlgrad.errors import StepCapReached
+from nlgrad.lm.client import LM
+from nlgrad.runtime.context import RunContext
+from nlgrad.runtime.protocols import Benchmark, Environment, PolicySource, Program, Task
+from nlgrad.runtime.rundir import RunDir
+from nlgrad.runtime.trace import Trace, to_jsonable
+from nlgrad.stats import bootstrap_ci
+
+
+@dataclass
+class TaskResult:
+    task_id: str
+    split: str
+    seed: int | None
+    score: float
+    success: bool
+    feedback: str = ""
+    error: str | None = None
+    steps: int = 0
+    tokens: int = 0
+    latency_s: float = 0.0
+    output: Any = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RunResult:
+    results: list[TaskResult]
+    summary: dict[str, Any]
+    run_dir: RunDir | None = None
+    traces: dict[str, Trace] = field(default_factory=dict)
+
+    @property
+    def scores(self) -> list[float]:
+        return [r.score for r in self.results]
+
+
+def summarize(results: list[TaskResult], wall_s: float) -> dict[str, Any]:
+    est = bootstrap_ci([r.score for r in results])
+    succ = bootstrap_ci([float(r.success) for r in results])
+    return {
+        "n": len(results),
+        "score": est.to_dict(),
+        "success_rate": succ.to_dict(),
+        "errors": sum(r.error is not None for r in results),
+        "mean_steps": (sum(r.steps for r in results) / len(results)) if results else 0.0,
+        "tokens": sum(r.tokens for r in results),
+        "wall_s": wall_s,
+    }
+
+
+class Executor:
+    def __init__(self, *, benchmark: Benchmark, program: Program, lm: LM, policy: PolicySource | None = None,
+                 workers: int = 1, step_cap: int | None = None, timeout_s: float | None = None,
+                 run_dir: RunDir | None = None, progress: bool = True, keep_traces: bool = False,
+                 console: Console | None = None, label: str = "eval"):
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.benchmark, self.program, self.lm, self.policy = benchmark, program, lm, policy
+        self.workers, self.step_cap, self.timeout_s = workers, step_cap, timeout_s
+        self.run_dir, self.progress, self.keep_traces = run_dir, progress, keep_traces
+        self.console = console or Console(stderr=True)
+        self.label = label
+        self._envs = threading.local()
+        self._all_envs: list[Environment] = []
+        self._env_lock = threading.Lock()
+
+    # ---- environment pool: one environment per worker thread, reused across its tasks ------------------------
+    def _env(self) -> Environment | None:
+        if getattr(self.benchmark, "kind", "static") != "interactive":
+            return None
+        env = getattr(self._envs, "env", None)
+        if env is None:
+            env = self.benchmark.make_env()
+            self._envs.env = env
+            with self._env_lock:
+                self._all_envs.append(env)
+        return env
+
+    def _close_envs(self) -> None:
+        with self._env_lock:
+            for env in self._all_envs:
+                try:
+                    env.close()
+                except Exception:  # noqa: BLE001 - closing is best effort
+                    pass
+            self._all_envs.clear()
+
+    # ---- one task -------------------------------------------------------------------------------------------
+    def run_task(self, task: Task) -> tuple[TaskResult, Trace]:
+        trace = Trace(task_id=task.id, program=getattr(self.program, "name", type(self.program).__name__),
+                      meta={"split": task.split, "seed": task.seed, "benchmark": getattr(self.benchmark, "id", "")})
+        start = time.monotonic()
+        deadline = start + self.timeout_s if self.timeout_s else None
+        output: Any = None
+        error: str | None = None
+        ctx = None
+        try:
+            ctx = RunContext(task=task, lm=self.lm, trace=trace, policy=self.policy, env=self._env(),
+                             step_cap=self.step_cap, deadline=deadline)
+            try:
+                output = self.program.run(task, ctx)
+            except StepCapReached:
+                output = None
+            metric = self.benchmark.metric(task, output, ctx.episode)
+        except Exception as exc:  # noqa: BLE001 - a failing task is a result, not a crash
+            error = f"{type(exc).__name__}: {exc}"
+            trace.graph.graph["error"] = error
+            trace.graph.graph["traceback"] = traceback.format_exc(limit=8)
+            metric = None
+        trace.add_node("output", "task.output", parents=[n["id"] for n in trace.nodes()
+                                                                    if not trace.children(n["id"])],
+                                  output=output, score=metric.score if metric else 0.0,
+                                  success=metric.success if metric else False,
+                                  feedback=metric.feedback if metric else (error or ""))
+        episode = ctx.episode if ctx else None
+        result = TaskResult(
+            task_id=task.id, split=task.split, seed=task.seed,
+            score=metric.score if metric else 0.0, success=metric.success if metric else False,
+            feedback=metric.feedback if metric else f"the program raised an error: {error}",
+            error=error, steps=episode.steps if episode else 0, tokens=trace.tokens(),
+            latency_s=time.monotonic() - start, output=to_jsonable(output),
+            details=metric.details if metric else {},
+        )
+        return result, trace
+
+    # ---- many tasks -----------------------------------------------------------------------------------------
+    def run(self, tasks: list[Task], *, resume: bool = False) -> RunResult:
+        done: dict[str, dict[str, Any]] = self.run_dir.load_results() if (resume and self.run_dir) else {}
+        todo = [t for t in tasks if t.id not in done]
+        results: dict[str, TaskResult] = {tid: TaskResult(**rec) for tid, rec in done.items()}
+        traces: dict[str, Trace] = {}
+        start = time.monotonic()
+        columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("score {task.fields[score]}"), TextColumn("tok {task.fields[tokens]}"),
+                   TimeElapsedColumn(), TimeRemainingColumn()]
+        progress = Progress(*columns, console=self.console, disable=not self.progress, transient=False)
+        try:
+            with progress:
+                bar = progress.add_task(self.label, total=len(tasks), completed=len(tasks) - len(todo),
+                                        score=_fmt_mean(list(results.values())), tokens=0)
+                with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="nlgrad-task") as pool:
+                    futures = {pool.submit(self.run_task, task): task for task in todo}
+                    for future in as_completed(futures):
+                        result, trace = future.result()
+                        results[result.task_id] = result
+                        if self.keep_traces:
+                            traces[result.task_id] = trace
+                        if self.run_dir is not None:
+                            self.run_dir.save_trace(trace)
+                            self.run_dir.append_result(result.to_dict())
+                        progress.update(bar, advance=1, score=_fmt_mean(list(results.values())),
+                                        tokens=self.lm.ledger.total().total_tokens)
+        finally:
+            self._close_envs()
+        ordered = [results[t.id] for t in tasks if t.id in results]
+        summary = summarize(ordered, time.monotonic() - start)
+        if self.run_dir is not None:
+            self.run_dir.write_summary(summary)
+        return RunResult(results=ordered, summary=summary, run_dir=self.run_dir, traces=traces)
+
+
+def _fmt_mean(results: list[TaskResult]) -> str:
+    if not results:
+        return "-"
+    return f"{sum(r.score for r in results) / len(results):.3f}"

@@ -1,0 +1,56 @@
+"""A Module is a named route: a jinja2 prompt template, a policy slot, an LM role and an output parser."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from nlgrad.runtime.templates import has_block, load_template_source, render_block
+
+Parser = Callable[[str, dict[str, Any]], Any]
+
+
+def identity_parser(text: str, inputs: dict[str, Any]) -> str:  # noqa: ARG001 - parser signature
+    return text.strip()
+
+
+@dataclass
+class Module:
+    """One LM call site. The template has a ``system`` and a ``user`` block; ``policy`` is available to both.
+
+    Messages are ``[system] + history + [user]``: system (with the policy) comes first and history is
+    append-only, so a local server's prefix cache can reuse most of the prompt across the steps of an episode.
+    """
+
+    route: str
+    template: str
+    role: str = "agent"
+    parser: Parser = identity_parser
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stop: list[str] | None = None
+    template_name: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if not self.template_name:
+            self.template_name = self.route
+        for block in ("system", "user"):
+            if not has_block(self.template, block, name=self.template_name):
+                from nlgrad.runtime.templates import TemplateError
+
+                raise TemplateError(f"template {self.template_name} needs a {{% block {block} %}}")
+
+    @classmethod
+    def from_file(cls, route: str, path: str | Path, **kwargs: Any) -> "Module":
+        return cls(route=route, template=load_template_source(path), template_name=str(path), **kwargs)
+
+    def render(self, policy: str, inputs: dict[str, Any], history: list[dict[str, str]] | None = None
+               ) -> list[dict[str, str]]:
+        variables = {**inputs, "policy": policy or ""}
+        system = render_block(self.template, "system", variables, name=self.template_name)
+        user = render_block(self.template, "user", variables, name=self.template_name)
+        return [{"role": "system", "content": system}, *(history or []), {"role": "user", "content": user}]
+
+    def parse(self, text: str, inputs: dict[str, Any]) -> Any:
+        return self.parser(text, inputs)

@@ -1,0 +1,127 @@
+"""A ReAct-style agent for TextWorldExpress: one LM call per step picks one valid action.
+
+What keeps a small frozen model *in capability* is program structure, fixed before any policy is learned:
+- the prompt shows the task, the latest observation, the rooms visited, and numbered valid actions, ordered untried
+  first and by overlap with the task's words (actions such as "close ..." or "inventory" last), tried ones marked;
+- the reply is matched robustly to a valid action (number, exact text, then closest text);
+- an action already taken in the same state is replaced by the first untried one in display order (loop breaker),
+  recorded in the trace as an override;
+- the history is append-only and trimmed in blocks, so the local server's prefix cache serves most of each prompt.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import defaultdict
+from importlib.resources import files
+from typing import Any
+
+from nlgrad.errors import StepCapReached
+from nlgrad.runtime.context import RunContext
+from nlgrad.runtime.module import Module
+from nlgrad.runtime.protocols import Observation, Task
+
+ROUTE = "twx.act"
+_NUMBER = re.compile(r"\d+")
+
+
+def match_action(text: str, actions: list[str]) -> tuple[int | None, str]:
+    """Index of the action a reply names, and how it was matched: 'number', 'text', 'fuzzy' or 'none'."""
+    reply = text.strip().lower()
+    number = _NUMBER.search(reply)
+    if number and 1 <= int(number.group()) <= len(actions):
+        return int(number.group()) - 1, "number"
+    lowered = [a.lower() for a in actions]
+    for i, action in enumerate(lowered):
+        if action and action in reply:
+            return i, "text"
+    close = difflib.get_close_matches(reply, lowered, n=1, cutoff=0.5)
+    if close:
+        return lowered.index(close[0]), "fuzzy"
+    return None, "none"
+
+
+_STOP = {"the", "a", "an", "to", "and", "it", "is", "your", "task", "of", "in", "on", "once", "you", "for", "with",
+         "that", "this", "then", "find", "search", "environment", "take"}
+# Actions that rarely move an episode forward; shown last (they stay available).
+LOW_PRIORITY_PREFIXES = ("close ", "inventory", "look around")
+
+
+def rank_actions(actions: list[str], task_text: str, tried: set[str]) -> list[dict[str, Any]]:
+    """Valid actions in display order: untried first, then by overlap with the task's words, low-priority last."""
+    task_words = {w for w in re.findall(r"[a-z]+", task_text.lower()) if w not in _STOP}
+
+    def key(item: tuple[int, str]):
+        index, action = item
+        overlap = len(task_words & set(re.findall(r"[a-z]+", action.lower())))
+        return (action in tried, action.startswith(LOW_PRIORITY_PREFIXES), -overlap, index)
+
+    ordered = sorted(enumerate(actions), key=key)
+    return [{"text": a, "tried": a in tried} for _, a in ordered]
+
+
+def parse_choice(text: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    actions = [a["text"] for a in inputs["actions"]]
+    index, how = match_action(text, actions)
+    return {"index": index, "action": actions[index] if index is not None else None, "match": how}
+
+
+class TWXReActProgram:
+    name = "twx_react"
+
+    def __init__(self, benchmark=None, *, history_steps: int = 8, loop_breaker: bool = True):
+        self.benchmark = benchmark
+        self.history_steps = history_steps
+        self.loop_breaker = loop_breaker
+        template = files("nlgrad.programs").joinpath("templates/twx_act.j2").read_text(encoding="utf-8")
+        self.act = Module(route=ROUTE, template=template, role="agent", parser=parse_choice, max_tokens=6,
+                          stop=["\n"], template_name="twx_act.j2")
+
+    @property
+    def routes(self) -> list[str]:
+        return [ROUTE]
+
+    def run(self, task: Task, ctx: RunContext) -> dict[str, Any]:
+        obs_out = ctx.env_reset()
+        obs: Observation = obs_out.value
+        task_text = obs.info.get("task", "")
+        tried: dict[str, set[str]] = defaultdict(set)
+        visited: list[str] = []
+        history: list[dict[str, str]] = []
+        last_action, prev = "", obs_out
+        step_cap = ctx.step_cap or 50
+        overrides = 0
+        while ctx.episode is not None and not ctx.episode.done:
+            room = obs.info.get("room", "")
+            if room and room not in visited:
+                visited.append(room)
+            state = obs.info.get("state_key", obs.text)
+            actions = rank_actions(obs.valid_actions, task_text, tried[state])
+            if not actions:
+                break
+            inputs = {"first": not history, "task": task_text, "last_action": last_action,
+                      "observation": obs.text, "visited": visited or ["(none yet)"], "step": ctx.episode.steps + 1,
+                      "step_cap": step_cap, "actions": actions}
+            choice = ctx.call(self.act, after=[prev], history=list(history), **inputs)
+            index = choice.value["index"]
+            untried = [i for i, a in enumerate(actions) if not a["tried"]]
+            chosen = index
+            if index is None or (self.loop_breaker and actions[index]["tried"] and untried):
+                chosen = untried[0] if untried else 0
+                overrides += 1
+                ctx.trace.update_node(choice.node, override={"chosen": actions[chosen]["text"],
+                                                             "reason": "unparsable reply" if index is None
+                                                             else "repeated action in the same state"})
+            action = actions[chosen]["text"]
+            tried[state].add(action)
+            history += [ctx.trace.node(choice.node)["messages"][-1],
+                        {"role": "assistant", "content": str(chosen + 1)}]
+            if len(history) > 2 * self.history_steps:  # keep the task turn; drop older steps in one block
+                history = history[:2] + history[2 + 2 * (self.history_steps // 2):]
+            try:
+                prev = ctx.env_step(action, after=[choice])
+            except StepCapReached:
+                break
+            obs, last_action = prev.value.observation, action
+        return {"actions": ctx.episode.actions if ctx.episode else [], "overrides": overrides, "visited": visited}

@@ -1,0 +1,47 @@
+import pytest
+
+from nlgrad.config import load_settings
+from nlgrad.errors import ConfigError
+
+
+def test_defaults_use_local_models():
+    s = load_settings()
+    assert s.role("agent").model == "local/qwen2.5-coder-0.5b"
+    assert s.role("critic").model == "local/qwen2.5-coder-1.5b"
+
+
+def test_toml_file_overrides_roles(tmp_path):
+    path = tmp_path / "nlgrad.toml"
+    path.write_text('retries = 2\n[roles.critic]\nmodel = "openai/gpt-4o-mini"\napi_key_env = "OPENAI_API_KEY"\n')
+    s = load_settings(path)
+    assert s.retries == 2 and s.role("critic").model == "openai/gpt-4o-mini"
+    assert s.role("agent").model == "local/qwen2.5-coder-0.5b"
+
+
+@pytest.mark.parametrize("text, field, value", [
+    ("retries = -1\n", "retries", "-1"),
+    ('[roles.agent]\nmodel = "nomodel"\n', "roles.agent.model", "nomodel"),
+    ('[roles.agent]\ntemperature = 9\n', "roles.agent.temperature", "9"),
+    ("bogus_key = 1\n", "bogus_key", "1"),
+])
+def test_bad_values_name_file_field_and_value(tmp_path, text, field, value):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_settings(path)
+    msg = str(info.value)
+    assert "bad.toml" in msg and field in msg and value in msg
+
+
+def test_invalid_toml_and_missing_file(tmp_path):
+    path = tmp_path / "broken.toml"
+    path.write_text("retries = [1,\n")
+    with pytest.raises(ConfigError, match="broken.toml"):
+        load_settings(path)
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings(tmp_path / "absent.toml")
+
+
+def test_lm_option_is_validated():
+    with pytest.raises(ConfigError, match="--lm"):
+        load_settings().with_role_model("agent", "gpt4")

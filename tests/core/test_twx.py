@@ -1,0 +1,62 @@
+"""TextWorldExpress benchmark: deterministic disjoint splits, env episodes, metric feedback, action matching."""
+
+import shutil
+
+import pytest
+
+from nlgrad.programs.twx_react import match_action, rank_actions
+from nlgrad.runtime.executor import Executor
+from nlgrad.runtime.registry import load_benchmark, load_program
+
+pytest.importorskip("textworld_express")
+needs_java = pytest.mark.skipif(shutil.which("java") is None, reason="TextWorldExpress needs Java")
+
+
+def test_splits_are_deterministic_and_disjoint():
+    bench = load_benchmark("twx/coin")
+    ids = {split: {t.seed for t in bench.tasks(split, 50)} for split in ("train", "dev", "test")}
+    assert not (ids["train"] & ids["dev"]) and not (ids["dev"] & ids["test"]) and not (ids["train"] & ids["test"])
+    assert [t.id for t in bench.tasks("dev", 3)] == ["twx/coin/dev/10000", "twx/coin/dev/10001", "twx/coin/dev/10002"]
+
+
+def test_unknown_game_and_split_are_clear_errors():
+    from nlgrad.errors import BenchmarkError
+
+    with pytest.raises(BenchmarkError, match="chess"):
+        load_benchmark("twx/chess")
+    with pytest.raises(BenchmarkError, match="validation"):
+        load_benchmark("twx/coin").tasks("validation")
+    with pytest.raises(BenchmarkError, match="nosuch"):
+        load_benchmark("nosuch/x")
+
+
+@needs_java
+def test_random_floor_runs_real_episodes_with_feedback(make_lm):
+    bench = load_benchmark("twx/coin")
+    ex = Executor(benchmark=bench, program=load_program("twx_random", bench), lm=make_lm(), step_cap=10,
+                  workers=2, progress=False, keep_traces=True)
+    result = ex.run(bench.tasks("dev", 4))
+    assert [r.error for r in result.results] == [None] * 4
+    for r in result.results:
+        assert 1 <= r.steps <= 10 and "Last game message" in r.feedback
+        assert ("succeeded" in r.feedback) == r.success
+        trace = result.traces[r.task_id]
+        steps = trace.nodes(kind="env")
+        assert steps[0]["route"] == "env.reset" and len(steps) == r.steps + 1
+        for prev, nxt in zip(steps, steps[1:]):  # each step depends on the previous one
+            assert prev["id"] in trace.parents(nxt["id"])
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("2", (1, "number")), ("Action: 3.", (2, "number")), ("take coin", (1, "text")),
+    ("move est", (0, "fuzzy")), ("99", (None, "none")), ("", (None, "none")),
+])
+def test_match_action_is_robust(reply, expected):
+    assert match_action(reply, ["move east", "take coin", "open door to west"]) == expected
+
+
+def test_rank_actions_puts_untried_relevant_first():
+    ranked = rank_actions(["close door to west", "inventory", "move east", "take coin"],
+                          "Find the coin. Once you find the coin, take it.", tried={"move east"})
+    assert [a["text"] for a in ranked] == ["take coin", "close door to west", "inventory", "move east"]
+    assert ranked[-1]["tried"] and not ranked[0]["tried"]
