@@ -12,6 +12,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 import nlgrad  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
 from nlgrad.config import load_settings
@@ -83,6 +84,66 @@ def eval_cmd(
     result, used_lm = run_eval(request, settings, console=err, progress=sys.stderr.isatty())
     print_run(out, result.summary, used_lm.ledger, str(result.run_dir.path) if result.run_dir else None,
               title=f"eval {benchmark} / {split}")
+
+
+@app.command("optimize")
+@handles_errors
+def optimize_cmd(
+    benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin."),
+    out_dir: Path = typer.Option(..., "--out", help="Policy directory to write (and resume), e.g. policies/coin."),
+    method: str = typer.Option("nlpg", "--method", help="Optimization method."),
+    iterations: int = typer.Option(4, "--iterations", help="Optimization iterations."),
+    batch: int = typer.Option(6, "--batch", help="Train tasks rolled out per iteration."),
+    val: int = typer.Option(12, "--val", help="Dev tasks in the validation gate (paired)."),
+    test_n: int = typer.Option(20, "--test-n", help="Test tasks in the final evaluation (0 to skip)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the minibatch sampler."),
+    workers: int = typer.Option(1, "--workers", "-w", help="Parallel worker threads for rollouts."),
+    program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
+    step_cap: Optional[int] = typer.Option(None, "--step-cap", help="Max environment steps per task."),
+    min_support: int = typer.Option(2, "--min-support", help="Distinct traces a correction needs."),
+    margin: float = typer.Option(0.02, "--margin", help="Gate: required mean paired improvement."),
+    init_policy: Optional[Path] = typer.Option(None, "--init-policy", help="Start from this policy."),
+    budget_calls: Optional[int] = typer.Option(None, "--budget-calls", help="Stop after this many LM calls."),
+    budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Stop after this many tokens."),
+    budget_usd: Optional[float] = typer.Option(None, "--budget-usd", help="Stop after this many dollars."),
+    budget_time: Optional[str] = typer.Option(None, "--budget-time", help="Stop after this long, e.g. 30m."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print a cost estimate and exit."),
+    lm: Optional[str] = LmOpt, critic_lm: Optional[str] = CriticOpt, config: Optional[Path] = ConfigOpt,
+    no_cache: bool = NoCacheOpt, cache_dir: Optional[Path] = CacheDirOpt, runs_dir: Optional[Path] = RunsDirOpt,
+):
+    """Learn a policy for a benchmark's program; resumable; ends with a test-split comparison."""
+    from nlgrad.config import with_available_local_models
+    from nlgrad.console import print_optimize
+    from nlgrad.methods.base import OptimizeConfig
+    from nlgrad.methods.budget import Budget, parse_duration
+    from nlgrad.optimize import run_optimize
+
+    settings = _settings(config, lm, critic_lm, no_cache, cache_dir, runs_dir)
+    if critic_lm:
+        settings = settings.with_role_model("optimizer", critic_lm)
+    settings, warnings = with_available_local_models(settings)
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {escape(warning)}")
+    opt = _validated(OptimizeConfig, method=method, benchmark=benchmark, program=program, iterations=iterations,
+                     batch=batch, val=val, test_n=test_n, seed=seed, workers=workers, step_cap=step_cap,
+                     min_support=min_support, margin=margin, init_policy=str(init_policy) if init_policy else None)
+    budget = Budget(calls=budget_calls, tokens=budget_tokens, usd=budget_usd, time_s=parse_duration(budget_time))
+    outcome = run_optimize(opt, settings, out_dir, budget=budget, console=err, progress=sys.stderr.isatty(),
+                           dry_run=dry_run)
+    print_optimize(out, outcome, dry_run=dry_run)
+
+
+def _validated(model, **values):
+    from pydantic import ValidationError
+
+    from nlgrad.errors import ConfigError
+
+    try:
+        return model(**values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(x) for x in first["loc"])
+        raise ConfigError(first["msg"], field=f"--{field.replace('_', '-')}", value=first.get("input")) from None
 
 
 @local_app.command("start")

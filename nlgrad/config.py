@@ -86,6 +86,23 @@ class Settings(BaseModel):
         return self.model_copy(update={"roles": roles})
 
 
+def with_available_local_models(settings: "Settings") -> tuple["Settings", list[str]]:
+    """Roles that name a built-in local model whose files are not installed fall back to the default agent model.
+
+    Returns the adjusted settings and one warning per replaced role (the 1.5B critic needs the extra 'local-1-5b').
+    """
+    from nlgrad.lm.local_models import is_available
+
+    roles, warnings = dict(settings.roles), []
+    for name, role in settings.roles.items():
+        if role.model.startswith("local/") and not is_available(role.model[6:], settings.local_models):
+            if role.model == DEFAULT_CRITIC_MODEL and is_available(DEFAULT_AGENT_MODEL[6:], settings.local_models):
+                roles[name] = role.model_copy(update={"model": DEFAULT_AGENT_MODEL})
+                warnings.append(f"role {name}: {role.model} is not installed (pip install 'nlgrad[local-1-5b]'); "
+                                f"using {DEFAULT_AGENT_MODEL}")
+    return settings.model_copy(update={"roles": roles}), warnings
+
+
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     return err.get("msg", str(exc))

@@ -35,3 +35,44 @@ def print_run(console: Console, summary: dict, ledger: Ledger, run_path: str | N
     console.print(ledger_table(ledger))
     if run_path:
         console.print(f"run directory: {run_path}")
+
+
+def print_optimize(console: Console, outcome, *, dry_run: bool = False) -> None:
+    if dry_run:
+        table = Table(title="Estimated LM calls (dry run)")
+        table.add_column("what")
+        table.add_column("calls", justify="right")
+        for what, calls in outcome["calls"].items():
+            table.add_row(what, str(calls))
+        table.add_row("total", str(outcome["total_calls"]))
+        console.print(table)
+        console.print(outcome["note"])
+        return
+    state = outcome.state
+    hist = Table(title="Iterations")
+    for col in ("iter", "batch mean", "ops", "val candidate", "val current", "paired diff [95% CI]", "decision"):
+        hist.add_column(col, justify="right")
+    for rec in state.history:
+        gate = rec.gate or {}
+        diff = (f"{gate['mean_diff']:+.3f} [{gate['ci95'][0]:+.3f}, {gate['ci95'][1]:+.3f}]" if gate else "-")
+        hist.add_row(str(rec.iteration), "-" if rec.batch_mean is None else f"{rec.batch_mean:.3f}", str(rec.n_ops),
+                     f"{gate['candidate_mean']:.3f}" if gate else "-", f"{gate['current_mean']:.3f}" if gate else "-",
+                     diff, ("accepted v%d" % rec.version) if rec.accepted else (gate.get("reason", rec.note) or "-"))
+    console.print(hist)
+    if state.stop_reason:
+        console.print(f"stopped early: {state.stop_reason}")
+    if outcome.test:
+        test = outcome.test
+        table = Table(title=f"Test split (n={test['n']}, never seen while optimizing)")
+        for col in ("policy", "mean score", "95% CI", "success rate"):
+            table.add_column(col, justify="right")
+        for label in ("initial", "final"):
+            s = test[label]
+            table.add_row(f"{label} (v{s['version']})", f"{s['score']['mean']:.3f}",
+                          f"[{s['score']['ci95'][0]:.3f}, {s['score']['ci95'][1]:.3f}]", f"{s['success_rate']['mean']:.3f}")
+        d = test["paired_diff"]
+        table.add_row("final - initial", f"{d['mean']:+.3f}", f"[{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]", "")
+        console.print(table)
+    console.print(ledger_table(outcome.ledger, title="LM usage (whole optimize run)"))
+    console.print(f"policy: {outcome.work_dir.parent}  (final version v{outcome.final_version}); run files: "
+                  f"{outcome.work_dir}")

@@ -156,6 +156,18 @@ def resolve_model_file(name: str, user_models: dict[str, Path] | None = None) ->
     return ResolvedModelFile(name, target, spec.sha256)
 
 
+def is_available(name: str, user_models: dict[str, Path] | None = None) -> bool:
+    """True if ``local/<name>`` can be served: a user file exists, or all its part packages are installed."""
+    if name in (user_models or {}) or (name == DEFAULT_LOCAL and os.environ.get("NLGRAD_LOCAL_MODEL")):
+        return True
+    spec = BUILTIN_MODELS.get(name)
+    if spec is None:
+        return False
+    if (models_dir() / spec.file_name).exists():
+        return True
+    return all(importlib.util.find_spec(pkg) is not None for pkg in spec.packages)
+
+
 def model_fingerprint(name: str, user_models: dict[str, Path] | None = None) -> str:
     """What identifies the weights behind ``local/<name>`` in cache keys, without joining any file."""
     overridden = name in (user_models or {}) or (name == DEFAULT_LOCAL and os.environ.get("NLGRAD_LOCAL_MODEL"))

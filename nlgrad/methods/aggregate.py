@@ -1,0 +1,109 @@
+"""Step 5 of NLPG: aggregate candidate corrections across a minibatch into policy operations.
+
+Per route: drop candidates that copy instance details; merge near-duplicates (their supporting traces are joined);
+keep only candidates supported by at least ``min_support`` distinct traces (recurring failures); resolve
+contradictions (near-duplicates where exactly one is negated) toward the better-supported side, dropping both on a
+tie; then emit ``add`` / ``edit`` operations ordered by support (the order in which bounds trim them).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from nlgrad.methods.proposals import Candidate, copied_instance_details
+from nlgrad.policy import AddOp, EditOp, LexicalSimilarity, Similarity
+
+_NEGATION = re.compile(r"\b(?:not|never|no|avoid|don't|do not|stop|without)\b", re.I)
+
+
+@dataclass
+class AggregateReport:
+    kept: list[dict] = field(default_factory=list)
+    dropped: list[dict] = field(default_factory=list)
+
+    def drop(self, candidate: Candidate, reason: str) -> None:
+        self.dropped.append({**candidate.to_dict(), "reason": reason})
+
+
+def _line(candidate: Candidate) -> str:
+    return f"{candidate.when or ''} {candidate.text}".strip()
+
+
+def _negated(text: str) -> bool:
+    return bool(_NEGATION.search(text))
+
+
+def merge_duplicates(candidates: list[Candidate], similarity: Similarity, threshold: float) -> list[Candidate]:
+    """Greedy, order-preserving clustering: a candidate joins the first earlier cluster it near-duplicates."""
+    clusters: list[Candidate] = []
+    for cand in candidates:
+        for head in clusters:
+            if head.route == cand.route and head.replaces == cand.replaces and \
+                    _negated(_line(head)) == _negated(_line(cand)) and \
+                    similarity.similarity(_line(head), _line(cand)) >= threshold:
+                head.trace_ids = sorted(set(head.trace_ids) | set(cand.trace_ids))
+                head.notes.append(f"merged near-duplicate: {cand.text}")
+                break
+        else:
+            clusters.append(Candidate(cand.route, cand.text, cand.when, sorted(set(cand.trace_ids)),
+                                      cand.replaces, list(cand.notes)))
+    return clusters
+
+
+def resolve_contradictions(candidates: list[Candidate], similarity: Similarity, threshold: float,
+                           report: AggregateReport) -> list[Candidate]:
+    losers: set[int] = set()
+    for i, a in enumerate(candidates):
+        for j in range(i + 1, len(candidates)):
+            b = candidates[j]
+            if a.route != b.route or _negated(_line(a)) == _negated(_line(b)):
+                continue
+            if similarity.similarity(_NEGATION.sub(" ", _line(a)), _NEGATION.sub(" ", _line(b))) < threshold:
+                continue
+            if a.support > b.support:
+                losers.add(j)
+                report.drop(b, f"contradicts a better-supported correction: {a.text}")
+            elif b.support > a.support:
+                losers.add(i)
+                report.drop(a, f"contradicts a better-supported correction: {b.text}")
+            else:
+                losers |= {i, j}
+                report.drop(a, f"contradiction with equal support, both dropped: {b.text}")
+                report.drop(b, f"contradiction with equal support, both dropped: {a.text}")
+    return [c for k, c in enumerate(candidates) if k not in losers]
+
+
+def aggregate(candidates: list[Candidate], *, min_support: int = 2, instance_specific: set[str] | None = None,
+              similarity: Similarity | None = None, dedupe_threshold: float = 0.6,
+              contradiction_threshold: float = 0.6, iteration: int | None = None
+              ) -> tuple[list[AddOp | EditOp], AggregateReport]:
+    similarity = similarity or LexicalSimilarity()
+    report = AggregateReport()
+    general = []
+    for cand in candidates:
+        copied = copied_instance_details(_line(cand), instance_specific or set())
+        if copied:
+            report.drop(cand, f"copies instance details: {', '.join(copied)}")
+        else:
+            general.append(cand)
+    merged = merge_duplicates(general, similarity, dedupe_threshold)
+    resolved = resolve_contradictions(merged, similarity, contradiction_threshold, report)
+    supported = []
+    for cand in resolved:
+        if cand.support < min_support:
+            report.drop(cand, f"support {cand.support} < min_support {min_support} (not a recurring failure)")
+        else:
+            supported.append(cand)
+    supported.sort(key=lambda c: (-c.support, c.route, c.text))
+    ops: list[AddOp | EditOp] = []
+    reason = f"NLPG iteration {iteration}" if iteration is not None else "NLPG"
+    for cand in supported:
+        report.kept.append(cand.to_dict())
+        if cand.replaces:
+            ops.append(EditOp(id=cand.replaces, text=cand.text, when=cand.when or "", trace_ids=cand.trace_ids,
+                              reason=f"{reason}: support {cand.support}"))
+        else:
+            ops.append(AddOp(route=cand.route, text=cand.text, when=cand.when, trace_ids=cand.trace_ids,
+                             reason=f"{reason}: support {cand.support}"))
+    return ops, report

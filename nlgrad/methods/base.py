@@ -1,0 +1,141 @@
+"""What every method shares: its config, the workspace it runs in (store, run dir, LM, rollouts), and its contract.
+
+A method implements :class:`Method.propose`: given the current policy and an iteration number, roll out, read what
+went wrong, and return a candidate policy (or None). The loop in :mod:`nlgrad.optimize` gates, commits or rejects
+it, keeps state for resume, and enforces budgets. The test split is never used here: :meth:`Workspace.rollouts`
+refuses test tasks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from nlgrad.errors import NlgradError
+from nlgrad.files import write_json_atomic
+from nlgrad.lm.client import LM
+from nlgrad.methods.strategies.sampler import BatchSampler, SeededMinibatchSampler
+from nlgrad.policy import PolicyBounds, PolicyMemory, PolicyStore, UpdateReport
+from nlgrad.runtime.executor import Executor, RunResult
+from nlgrad.runtime.protocols import Task
+from nlgrad.runtime.rundir import RunDir
+
+
+class TestSplitLeak(NlgradError):
+    """An optimizer tried to learn from the held-out test split."""
+
+    __test__ = False  # not a pytest test class
+
+
+class OptimizeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    method: str = "nlpg"
+    benchmark: str
+    program: str | None = None
+    iterations: int = Field(default=4, ge=1)
+    batch: int = Field(default=6, ge=1)
+    val: int = Field(default=12, ge=1)
+    test_n: int = Field(default=20, ge=0)
+    seed: int = 0
+    workers: int = Field(default=1, ge=1)
+    step_cap: int | None = Field(default=None, ge=1)
+    min_support: int = Field(default=2, ge=1)
+    margin: float = Field(default=0.02, ge=0.0)
+    contrast_successes: int = Field(default=1, ge=0)
+    max_diagnose: int = Field(default=6, ge=1)
+    bounds: PolicyBounds = Field(default_factory=PolicyBounds)
+    init_policy: str | None = None
+    method_options: dict[str, Any] = Field(default_factory=dict)
+
+    def fingerprint(self) -> str:
+        """What must match for a resume: everything except test-time-only settings and worker count."""
+        data = self.model_dump(mode="json", exclude={"test_n", "workers"})
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class IterationRecord(BaseModel):
+    iteration: int
+    batch_mean: float | None = None
+    n_ops: int = 0
+    accepted: bool = False
+    version: int | None = None
+    gate: dict[str, Any] = Field(default_factory=dict)
+    note: str = ""
+
+
+class OptimizeState(BaseModel):
+    config_fingerprint: str
+    completed: int = 0
+    history: list[IterationRecord] = Field(default_factory=list)
+    ledger: dict[str, Any] = Field(default_factory=dict)
+    stop_reason: str | None = None
+    finished: bool = False
+
+
+@dataclass
+class Proposal:
+    """A method's output for one iteration: a candidate policy and how it was derived."""
+
+    candidate: PolicyMemory | None
+    ops: list[Any] = field(default_factory=list)
+    report: UpdateReport | None = None
+    batch_mean: float | None = None
+    note: str = ""
+    pre_gated: dict[str, Any] | None = None  # set by methods that ran their own paired A/B test
+
+
+class Method(Protocol):
+    """Contract: ``propose(ws, memory, iteration)`` rolls out on train tasks from ``ws.train_tasks``, may call LMs
+    through ``ws.lm`` and writes what it learned under ``ws.iteration_dir(iteration)``; it returns a Proposal whose
+    candidate was produced by :func:`nlgrad.policy.apply_update` (deterministic code), never edited by an LM."""
+
+    name: str
+
+    def propose(self, ws: "Workspace", memory: PolicyMemory, iteration: int) -> Proposal: ...
+
+
+class Workspace:
+    def __init__(self, *, config: OptimizeConfig, benchmark, program, lm: LM, store: PolicyStore, work_dir: Path):
+        self.config, self.benchmark, self.program, self.lm = config, benchmark, program, lm
+        self.store, self.work_dir = store, work_dir
+        self.step_cap = config.step_cap or getattr(benchmark, "default_step_cap", None)
+        self.sampler: BatchSampler = SeededMinibatchSampler(config.seed)
+        self.train_tasks = guard_not_test(benchmark.tasks("train"))
+        self.val_tasks = guard_not_test(benchmark.tasks("dev", config.val))
+
+    def iteration_dir(self, iteration: int) -> Path:
+        path = self.work_dir / f"iter-{iteration:04d}"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def write(self, iteration: int, name: str, data: Any) -> None:
+        write_json_atomic(self.iteration_dir(iteration) / name, data)
+
+    def rollouts(self, tasks: list[Task], memory: PolicyMemory | None, *, label: str, iteration: int,
+                 keep_traces: bool = True) -> RunResult:
+        guard_not_test(tasks)
+        run_dir = RunDir(self.iteration_dir(iteration) / label).create()
+        executor = Executor(benchmark=self.benchmark, program=self.program, lm=self.lm, policy=memory,
+                            workers=self.config.workers, step_cap=self.step_cap, run_dir=run_dir, progress=False,
+                            keep_traces=keep_traces, label=label)
+        result = executor.run(tasks, resume=True)
+        if keep_traces and len(result.traces) < len(result.results):  # resumed: reload traces from disk
+            from nlgrad.runtime.trace import Trace
+
+            for r in result.results:
+                if r.task_id not in result.traces and run_dir.trace_path(r.task_id).exists():
+                    result.traces[r.task_id] = Trace.load(run_dir.trace_path(r.task_id))
+        return result
+
+
+def guard_not_test(tasks: list[Task]) -> list[Task]:
+    leaked = [t.id for t in tasks if t.split == "test"]
+    if leaked:
+        raise TestSplitLeak(f"optimizers never see the test split; got test tasks such as {leaked[0]!r}")
+    return tasks

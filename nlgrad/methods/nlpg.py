@@ -1,0 +1,118 @@
+"""NLPG (Natural-Language Policy Gradients): route-local corrections from recurring failures.
+
+One ``propose`` call is steps 1-6 of an iteration (the shared loop in :mod:`nlgrad.optimize` does step 7, the gate):
+
+1. rollout a seeded minibatch of train tasks with the current policy;
+2. the critic diagnoses failed / low-scoring traces (and a few successes for contrast);
+3. the backward pass gives each module call feedback conditioned on its successors (loops: localized steps);
+4. per route, the optimizer turns node feedback into general corrections linked to their traces;
+5. aggregation keeps corrections supported by >= ``min_support`` distinct traces, merges near-duplicates, resolves
+   contradictions toward the majority, drops ones that copy instance details, and emits operations;
+6. :func:`apply_update` applies them under the policy bounds (deterministic code; the LM never edits the policy).
+
+Everything an iteration learned is written as JSON under ``iter-NNNN/`` so "why did this rule appear?" can be
+answered from files: ``diagnoses.json``, ``feedback.json``, ``proposals.json``, ``aggregate.json``, ``update.json``.
+"""
+
+from __future__ import annotations
+
+from nlgrad.credit import BackwardPass, Critic
+from nlgrad.methods.aggregate import aggregate
+from nlgrad.methods.base import Proposal, Workspace
+from nlgrad.methods.proposals import CorrectionProposer, instance_tokens
+from nlgrad.policy import PolicyMemory, UpdateProvenance, apply_update
+from nlgrad.runtime.executor import TaskResult
+from nlgrad.runtime.trace import Trace
+
+
+def _route_instructions(program, route: str) -> str:
+    """The static instructions of a route's module (its system block rendered without policy), if findable."""
+    for value in vars(program).values():
+        if getattr(value, "route", None) == route and hasattr(value, "template"):
+            try:
+                from nlgrad.runtime.templates import render_block
+
+                return render_block(value.template, "system", {"policy": ""}, name=route)
+            except Exception:  # noqa: BLE001 - the system block may need task variables
+                return ""
+    return ""
+
+
+def _trace_text(trace: Trace) -> str:
+    parts = []
+    for node in trace.nodes():
+        if node["kind"] == "input":
+            parts.append(str(node.get("inputs", "")))
+        elif node["kind"] == "env":
+            parts.append(str(node.get("observation", "")))
+    return " ".join(parts)
+
+
+class NLPG:
+    name = "nlpg"
+
+    def __init__(self, *, loop_threshold: int = 4, localized_steps: int = 3, max_items: int = 12,
+                 max_corrections: int = 4, proposals_per_route: int = 1):
+        self.loop_threshold, self.localized_steps = loop_threshold, localized_steps
+        self.max_items, self.max_corrections = max_items, max_corrections
+        self.proposals_per_route = proposals_per_route
+
+    def select_for_diagnosis(self, results: list[TaskResult], max_diagnose: int, contrast: int) -> list[TaskResult]:
+        failures = sorted((r for r in results if r.score < 1.0 or not r.success), key=lambda r: (r.score, r.task_id))
+        successes = sorted((r for r in results if r.success and r.score >= 1.0), key=lambda r: r.task_id)
+        return failures[:max_diagnose] + successes[:contrast]
+
+    def propose(self, ws: Workspace, memory: PolicyMemory, iteration: int) -> Proposal:
+        cfg = ws.config
+        batch = ws.sampler.sample(ws.train_tasks, cfg.batch, iteration)
+        rollouts = ws.rollouts(batch, memory, label="rollouts", iteration=iteration)
+        batch_mean = sum(rollouts.scores) / len(rollouts.scores) if rollouts.scores else 0.0
+        critic = Critic(ws.lm)
+        backward = BackwardPass(critic, loop_threshold=self.loop_threshold,
+                                max_localized_steps=self.localized_steps)
+        diagnoses, records = {}, []
+        for result in self.select_for_diagnosis(rollouts.results, cfg.max_diagnose, cfg.contrast_successes):
+            trace = rollouts.traces.get(result.task_id)
+            if trace is None or result.error:
+                continue
+            diagnosis = critic.diagnose(trace, result.score, result.success, result.feedback)
+            diagnoses[result.task_id] = diagnosis.model_dump() if diagnosis else None
+            records += backward.run(trace, score=result.score, success=result.success, feedback=result.feedback,
+                                    diagnosis=diagnosis)
+        ws.write(iteration, "diagnoses.json", {"diagnoses": diagnoses, "skipped": critic.skipped})
+        ws.write(iteration, "feedback.json", [r.to_dict() for r in records])
+
+        proposer = CorrectionProposer(ws.lm, max_items=self.max_items, max_corrections=self.max_corrections)
+        rejected_texts: dict[str, list[str]] = {}
+        for rej in ws.store.rejected():
+            for op in rej.ops:
+                if op.get("text"):
+                    rejected_texts.setdefault(op.get("route") or str(op.get("id", "")).split("#")[0], []).append(
+                        op["text"])
+        candidates = []
+        for route in ws.program.routes:
+            route_records = [r for r in records if r.route == route]
+            for sample in range(self.proposals_per_route):
+                candidates += proposer.propose(route, route_records, memory,
+                                               instructions=_route_instructions(ws.program, route),
+                                               rejected=rejected_texts.get(route, []), sample_index=sample)
+        ws.write(iteration, "proposals.json", {"candidates": [c.to_dict() for c in candidates],
+                                               "skipped": proposer.skipped})
+
+        docs = {f"task:{t.id}": str(t.inputs) for t in ws.train_tasks}
+        docs.update({f"trace:{tid}": _trace_text(t) for tid, t in rollouts.traces.items()})
+        specific = instance_tokens(docs,
+                                   " ".join(_route_instructions(ws.program, r) for r in ws.program.routes))
+        ops, agg = aggregate(candidates, min_support=cfg.min_support, instance_specific=specific,
+                             iteration=iteration)
+        ws.write(iteration, "aggregate.json", {"kept": agg.kept, "dropped": agg.dropped})
+        if not ops:
+            return Proposal(None, [], None, batch_mean, note="no correction had enough support")
+        trace_ids = sorted({t for op in ops for t in op.trace_ids})
+        candidate, report = apply_update(memory, ops, cfg.bounds,
+                                         UpdateProvenance(source="nlpg", iteration=iteration, trace_ids=trace_ids))
+        ws.write(iteration, "update.json", {"ops": [op.model_dump() for op in ops],
+                                            "report": report.model_dump(mode="json")})
+        if not report.changed:
+            return Proposal(None, ops, report, batch_mean, note="every operation was trimmed by the bounds")
+        return Proposal(candidate, ops, report, batch_mean, note=report.summary())

@@ -1,0 +1,140 @@
+"""Step 4 of NLPG: turn per-route node feedback into candidate corrections (optimizer LM, structured reply)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import asdict, dataclass, field
+from importlib.resources import files
+
+from pydantic import BaseModel, Field, field_validator
+
+from nlgrad.credit.backward import NodeFeedbackRecord
+from nlgrad.errors import LMCallError, StructuredOutputError
+from nlgrad.lm.client import LM
+from nlgrad.policy import PolicyMemory, render_line
+from nlgrad.runtime.module import Module
+
+log = logging.getLogger(__name__)
+
+
+class ProposedCorrection(BaseModel):
+    text: str = Field(min_length=8, max_length=400)
+    when: str | None = None
+    evidence: list[int] = Field(default_factory=list)
+    replaces: str | None = None
+
+    @field_validator("text", "when", "replaces", mode="before")
+    @classmethod
+    def _strip(cls, value):
+        if value is None:
+            return None
+        value = " ".join(str(value).split())
+        return value or None
+
+    @field_validator("evidence", mode="before")
+    @classmethod
+    def _ints(cls, value):
+        if value is None:
+            return []
+        if isinstance(value, (int, str)):
+            value = [value]
+        out = []
+        for v in value:
+            try:
+                out.append(int(v))
+            except (TypeError, ValueError):
+                continue
+        return out
+
+
+class CorrectionList(BaseModel):
+    corrections: list[ProposedCorrection] = Field(default_factory=list)
+
+
+@dataclass
+class Candidate:
+    """A proposed correction for a route with the distinct traces that support it."""
+
+    route: str
+    text: str
+    when: str | None
+    trace_ids: list[str]
+    replaces: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def support(self) -> int:
+        return len(set(self.trace_ids))
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "support": self.support}
+
+
+def _module() -> Module:
+    source = files("nlgrad.methods").joinpath("templates/propose.j2").read_text(encoding="utf-8")
+    return Module(route="optimizer.propose", template=source, role="optimizer", template_name="propose.j2")
+
+
+class CorrectionProposer:
+    def __init__(self, lm: LM, *, role: str = "optimizer", max_items: int = 12, max_corrections: int = 4,
+                 max_tokens: int = 384):
+        self.lm, self.role = lm, role
+        self.max_items, self.max_corrections, self.max_tokens = max_items, max_corrections, max_tokens
+        self.module = _module()
+        self.skipped: list[dict[str, str]] = []
+
+    def select_items(self, records: list[NodeFeedbackRecord]) -> list[NodeFeedbackRecord]:
+        """Failures first (highest blame first), then successes for contrast; deterministic order."""
+        ranked = sorted(records, key=lambda r: (r.success, -r.blame, r.trace_id, r.node_id))
+        return ranked[: self.max_items]
+
+    def propose(self, route: str, records: list[NodeFeedbackRecord], memory: PolicyMemory, *,
+                instructions: str, rejected: list[str], sample_index: int = 0) -> list[Candidate]:
+        items = self.select_items(records)
+        if not items:
+            return []
+        entries = [{"id": e.id, "line": render_line(e)} for e in memory.active_entries(route)]
+        messages = self.module.render("", {
+            "route": route, "instructions": instructions[:600], "entries": entries, "rejected": rejected[-6:],
+            "items": [{"outcome": "failure" if not r.success else "success", "feedback": r.feedback,
+                       "suggestion": r.suggestion} for r in items],
+            "max_corrections": self.max_corrections,
+        })
+        try:
+            reply = self.lm.structured(self.role, messages, CorrectionList, max_tokens=self.max_tokens,
+                                       sample_index=sample_index)
+        except (StructuredOutputError, LMCallError) as exc:
+            log.warning("proposal for %s skipped: %s", route, exc)
+            self.skipped.append({"route": route, "reason": str(exc)[:500]})
+            return []
+        known_ids = {e["id"] for e in entries}
+        out = []
+        for correction in reply.corrections[: self.max_corrections]:
+            traces = [items[i - 1].trace_id for i in correction.evidence if 1 <= i <= len(items)]
+            replaces = correction.replaces if correction.replaces in known_ids else None
+            out.append(Candidate(route=route, text=correction.text, when=correction.when,
+                                 trace_ids=sorted(set(traces)), replaces=replaces))
+        return out
+
+
+_INSTANCE_TOKEN = re.compile(r"\b(?:\d[\d,.:/-]*|[A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)*)\b")
+
+
+def instance_tokens(texts_by_doc: dict[str, str], general_text: str) -> set[str]:
+    """Numbers and capitalized names that occur in fewer than two documents (task inputs, traces) and not in the
+    program's own instructions: copying one of these into a rule ties it to a single task."""
+    seen: dict[str, set[str]] = {}
+    for doc_id, text in texts_by_doc.items():
+        for token in set(_INSTANCE_TOKEN.findall(text)):
+            seen.setdefault(token.lower(), set()).add(doc_id)
+    general = general_text.lower()
+    return {tok for tok, docs in seen.items()
+            if len(docs) < 2 and tok not in general and (len(tok) > 1 or tok.isdigit())}
+
+
+def copied_instance_details(text: str, specific: set[str]) -> list[str]:
+    found = {m.lower() for m in _INSTANCE_TOKEN.findall(text)}
+    words = set(re.findall(r"[a-z0-9][a-z0-9'-]*", text.lower()))
+    hits = {tok for tok in specific if tok in found or (tok[0].isdigit() and tok in words)}
+    return sorted(hits)

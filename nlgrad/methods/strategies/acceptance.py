@@ -1,0 +1,58 @@
+"""Acceptance gates: decide whether a candidate policy replaces the current one, from paired validation scores."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Protocol
+
+from nlgrad.stats import paired_difference
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    accept: bool
+    mean_diff: float
+    ci95: tuple[float, float]
+    wins: int
+    losses: int
+    candidate_mean: float
+    current_mean: float
+    reason: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class AcceptanceGate(Protocol):
+    """Contract: given per-task scores of the candidate and of the current policy on the *same* validation tasks
+    (same order, same seeds), return a decision with the paired difference and its interval. Must be deterministic."""
+
+    def decide(self, candidate: list[float], current: list[float]) -> GateDecision: ...
+
+
+class PairedImprovementGate:
+    """Accept only a strict improvement beyond a noise margin: mean paired difference > ``margin`` and more tasks
+    won than lost. With ``require_ci=True`` the 95% bootstrap interval of the difference must also exclude 0."""
+
+    def __init__(self, margin: float = 0.02, require_ci: bool = False):
+        if margin < 0:
+            raise ValueError(f"margin must be >= 0, got {margin}")
+        self.margin, self.require_ci = margin, require_ci
+
+    def decide(self, candidate: list[float], current: list[float]) -> GateDecision:
+        est = paired_difference(candidate, current)
+        wins = sum(c > b for c, b in zip(candidate, current))
+        losses = sum(c < b for c, b in zip(candidate, current))
+        cand_mean = sum(candidate) / len(candidate) if candidate else 0.0
+        cur_mean = sum(current) / len(current) if current else 0.0
+        if not candidate:
+            accept, reason = False, "no validation tasks"
+        elif est.mean <= self.margin:
+            accept, reason = False, f"mean paired difference {est.mean:+.3f} is not above the margin {self.margin}"
+        elif wins <= losses:
+            accept, reason = False, f"won {wins} tasks but lost {losses}"
+        elif self.require_ci and est.lo <= 0:
+            accept, reason = False, f"95% CI of the difference [{est.lo:+.3f}, {est.hi:+.3f}] includes 0"
+        else:
+            accept, reason = True, f"improved by {est.mean:+.3f} (won {wins}, lost {losses})"
+        return GateDecision(accept, est.mean, (est.lo, est.hi), wins, losses, cand_mean, cur_mean, reason)

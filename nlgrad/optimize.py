@@ -1,0 +1,229 @@
+"""``nlgrad optimize``: the shared outer loop (propose -> gate -> commit/reject), resume, budgets, final test eval.
+
+Layout of ``--out DIR``: the policy store (``v0001.json`` ..., ``manifest.json``, ``rejected.jsonl``) and ``run/``
+with ``config.json``, ``state.json``, ``ledger.json``, one ``iter-NNNN/`` folder per iteration and ``final/``.
+Killed at any point, the same command continues after the last completed iteration: batches are seeded by iteration,
+finished rollouts are read back from ``results.jsonl``, and repeated LM calls are served by the cache.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from nlgrad.config import Settings
+from nlgrad.errors import ConfigError
+from nlgrad.files import write_json_atomic
+from nlgrad.lm.client import LM
+from nlgrad.lm.ledger import Ledger
+from nlgrad.methods import METHODS
+from nlgrad.methods.base import IterationRecord, OptimizeConfig, OptimizeState, Workspace
+from nlgrad.methods.budget import Budget
+from nlgrad.methods.strategies.acceptance import PairedImprovementGate
+from nlgrad.policy import PolicyMemory, PolicyStore
+from nlgrad.runtime.executor import Executor, RunResult
+from nlgrad.runtime.registry import load_benchmark, load_program
+from nlgrad.runtime.rundir import RunDir
+
+
+def load_method(name: str, options: dict[str, Any]):
+    if name not in METHODS:
+        raise ConfigError(f"unknown method; known: {', '.join(sorted(METHODS))}", field="--method", value=name)
+    module_name, _, attr = METHODS[name].partition(":")
+    return getattr(importlib.import_module(module_name), attr)(**options)
+
+
+@dataclass
+class OptimizeOutcome:
+    state: OptimizeState
+    initial_version: int
+    final_version: int
+    test: dict[str, Any] | None
+    ledger: Ledger
+    work_dir: Path
+
+
+def _initial_memory(config: OptimizeConfig, program_name: str) -> PolicyMemory:
+    if config.init_policy:
+        memory = PolicyMemory.load(config.init_policy)
+        return memory.model_copy(update={"program": program_name, "benchmark": config.benchmark})
+    return PolicyMemory(program=program_name, benchmark=config.benchmark, method="init")
+
+
+def _check_writable(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-probe"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"cannot write the output directory: {exc.strerror}", field="--out", value=str(out)) from None
+
+
+def _load_state(work_dir: Path, config: OptimizeConfig) -> OptimizeState:
+    path = work_dir / "state.json"
+    if not path.exists():
+        return OptimizeState(config_fingerprint=config.fingerprint())
+    state = OptimizeState.model_validate_json(path.read_text(encoding="utf-8"))
+    if state.config_fingerprint != config.fingerprint():
+        raise ConfigError("this output directory was started with different settings; resume with the same options "
+                          "or choose a new --out", field="--out", value=str(work_dir.parent))
+    return state
+
+
+def _reconcile(state: OptimizeState, store: PolicyStore) -> None:
+    """A crash after a commit / rejection but before state.json was written: count that iteration as done."""
+    done = state.completed
+    for version in store.versions():
+        note = store.load(version).note
+        if note.startswith("iteration "):
+            try:
+                done = max(done, int(note.split()[1].rstrip(":")))
+            except ValueError:
+                pass
+    for rejected in store.rejected():
+        done = max(done, int(rejected.scores.get("iteration", 0)))
+    if done > state.completed:
+        state.history.append(IterationRecord(iteration=done, note="recovered after a crash"))
+        state.completed = done
+
+
+def estimate(config: OptimizeConfig, benchmark, program) -> dict[str, Any]:
+    """A rough, labeled estimate of LM calls for --dry-run (real numbers come from the ledger)."""
+    routes = max(1, len(program.routes))
+    interactive = getattr(benchmark, "kind", "static") == "interactive"
+    per_rollout = (config.step_cap or getattr(benchmark, "default_step_cap", 20)) / 2 if interactive else routes
+    diagnosed = min(config.batch, config.max_diagnose) + config.contrast_successes
+    critic_per_trace = 1 + (routes if interactive else routes)
+    per_iter = {"agent (rollouts)": config.batch * per_rollout,
+                "agent (gate: candidate vs current)": 2 * config.val * per_rollout,
+                "critic": diagnosed * critic_per_trace, "optimizer": routes}
+    total = {k: int(v * config.iterations) for k, v in per_iter.items()}
+    total["agent (final test eval: initial + final)"] = int(2 * config.test_n * per_rollout)
+    return {"calls": total, "total_calls": sum(total.values()),
+            "note": "upper-bound estimate; cached calls cost nothing and the gate reuses cached current-policy runs"}
+
+
+def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budget: Budget | None = None,
+                 console: Console | None = None, progress: bool = True, dry_run: bool = False,
+                 stop_after: int | None = None) -> OptimizeOutcome | dict[str, Any]:
+    console = console or Console(stderr=True)
+    benchmark = load_benchmark(config.benchmark)
+    program = load_program(config.program or benchmark.default_program, benchmark=benchmark)
+    if dry_run:
+        return estimate(config, benchmark, program)
+    method = load_method(config.method, config.method_options)
+    _check_writable(out)
+    work_dir = out / "run"
+    work_dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(work_dir / "config.json", config.model_dump(mode="json"))
+    state = _load_state(work_dir, config)
+    store = PolicyStore(out)
+    store.repair()
+    if not store.versions():
+        store.commit(_initial_memory(config, program.name), method="init", note="initial policy")
+    _reconcile(state, store)
+    initial_version = store.versions()[0]
+    lm = LM(settings)
+    ws = Workspace(config=config, benchmark=benchmark, program=program, lm=lm, store=store, work_dir=work_dir)
+    gate = PairedImprovementGate(margin=config.margin)
+    previous = Ledger.from_dict(state.ledger) if state.ledger else Ledger()
+    start = time.monotonic()
+
+    def save_state() -> None:
+        total = Ledger.from_dict(previous.to_dict())
+        total.merge(lm.ledger)
+        state.ledger = total.to_dict()
+        write_json_atomic(work_dir / "state.json", state.model_dump(mode="json"))
+        total.save(work_dir / "ledger.json")
+
+    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[status]}"), TimeElapsedColumn()]
+    with Progress(*columns, console=console, disable=not progress) as bar_ui:
+        bar = bar_ui.add_task(f"{config.method} {config.benchmark}", total=config.iterations,
+                              completed=state.completed, status="")
+        while state.completed < config.iterations and not state.finished:
+            if budget is not None:
+                merged = Ledger.from_dict(previous.to_dict())
+                merged.merge(lm.ledger)
+                reason = budget.exceeded(merged, time.monotonic() - start)
+                if reason:
+                    state.stop_reason = reason
+                    break
+            if stop_after is not None and state.completed >= stop_after:
+                break
+            iteration = state.completed + 1
+            memory = store.load()
+            bar_ui.update(bar, status=f"iteration {iteration}: rollouts, critique, proposals")
+            proposal = method.propose(ws, memory, iteration)
+            record = IterationRecord(iteration=iteration, batch_mean=proposal.batch_mean,
+                                     n_ops=len(proposal.ops), note=proposal.note)
+            if proposal.candidate is not None:
+                if proposal.pre_gated is not None:
+                    decision = proposal.pre_gated
+                else:
+                    bar_ui.update(bar, status=f"iteration {iteration}: validation gate")
+                    current = ws.rollouts(ws.val_tasks, memory, label=f"val-v{memory.version}", iteration=iteration,
+                                          keep_traces=False)
+                    cand = ws.rollouts(ws.val_tasks, proposal.candidate, label="val-candidate", iteration=iteration,
+                                       keep_traces=False)
+                    decision = gate.decide(cand.scores, current.scores).to_dict()
+                record.gate = decision
+                scores = {"val": decision["candidate_mean"], "val_parent": decision["current_mean"],
+                          "val_diff": decision["mean_diff"], "iteration": iteration}
+                if decision["accept"]:
+                    record.accepted = True
+                    record.version = store.commit(proposal.candidate, method=config.method, scores=scores,
+                                                  ops_count=len(proposal.ops),
+                                                  note=f"iteration {iteration}: {decision['reason']}")
+                else:
+                    store.record_rejected(proposal.ops, decision["reason"], scores=scores, parent=memory.version)
+                ws.write(iteration, "gate.json", decision)
+            state.history.append(record)
+            state.completed = iteration
+            save_state()
+            bar_ui.update(bar, completed=state.completed,
+                          status=_status(record, lm.ledger))
+    if state.completed >= config.iterations or state.stop_reason:
+        state.finished = True
+    save_state()
+    final_version = store.latest() or initial_version
+    test = None
+    if state.finished and config.test_n > 0:
+        test = final_test(ws, store, initial_version, final_version, console=console, progress=progress)
+        write_json_atomic(work_dir / "final" / "test.json", test)
+    save_state()
+    return OptimizeOutcome(state, initial_version, final_version, test, Ledger.from_dict(state.ledger), work_dir)
+
+
+def _status(record: IterationRecord, ledger: Ledger) -> str:
+    gate = record.gate or {}
+    val = f"val {gate['candidate_mean']:.3f} vs {gate['current_mean']:.3f}" if gate else "no candidate"
+    verdict = "accepted" if record.accepted else "rejected" if gate else "-"
+    batch = f"batch {record.batch_mean:.3f}" if record.batch_mean is not None else ""
+    total = ledger.total()
+    return f"{batch} | {val} | {record.n_ops} ops {verdict} | {total.total_tokens} tok ${total.cost_usd:.3f}"
+
+
+def final_test(ws: Workspace, store: PolicyStore, initial: int, final: int, *, console: Console,
+               progress: bool) -> dict[str, Any]:
+    """Evaluate the initial and the final version on the test split (never seen while optimizing)."""
+    tasks = ws.benchmark.tasks("test", ws.config.test_n)
+    out: dict[str, Any] = {"initial_version": initial, "final_version": final, "n": len(tasks)}
+    for label, version in (("initial", initial), ("final", final)):
+        run_dir = RunDir(ws.work_dir / "final" / f"test-v{version}").create()
+        executor = Executor(benchmark=ws.benchmark, program=ws.program, lm=ws.lm, policy=store.load(version),
+                            workers=ws.config.workers, step_cap=ws.step_cap, run_dir=run_dir, progress=progress,
+                            console=console, label=f"test {label} v{version}")
+        result: RunResult = executor.run(tasks, resume=True)
+        out[label] = {"version": version, **result.summary, "scores": result.scores}
+    from nlgrad.stats import paired_difference
+
+    out["paired_diff"] = paired_difference(out["final"]["scores"], out["initial"]["scores"]).to_dict()
+    return out

@@ -1,0 +1,158 @@
+"""PolicyMemory: one version of a policy — per-route lists of entries plus lineage metadata.
+
+On disk a memory is a canonical JSON file (sorted keys, two-space indent, one entry per block) or a hand-written
+YAML file; see :mod:`nlgrad.policy.io`. ``PolicyMemory`` satisfies the runtime's policy protocol
+``render(route) -> str``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from nlgrad.policy.render import render_entries, render_line
+from nlgrad.policy.schema import (SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS, FieldProblem, PolicyEntry, RouteName,
+                                  split_seq_id)
+from nlgrad.policy.tokens import count_tokens
+
+
+class PolicyMemory(BaseModel):
+    """A versioned set of route-local natural-language corrections for one program (and benchmark)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_version: int = Field(default=SCHEMA_VERSION, description="on-disk format version")
+    program: str = Field(min_length=1, description="the program the policy was learned for, e.g. 'twx_react'")
+    benchmark: str | None = Field(default=None, description="the benchmark it was learned on, e.g. 'twx/coin'")
+    method: str = Field(default="human", min_length=1, description="how this version was produced")
+    version: int = Field(default=0, ge=0, description="version number in its store; 0 = not committed yet")
+    parent: int | None = Field(default=None, ge=0, description="version this one was derived from")
+    created: datetime | None = Field(default=None, description="when this version was committed (UTC)")
+    scores: dict[str, float] = Field(default_factory=dict, description="scores at acceptance, e.g. {'dev': 0.62}")
+    n_ops: int = Field(default=0, ge=0, description="number of operations applied to the parent to get this version")
+    note: str = Field(default="", description="free-form note recorded at commit")
+    last_ids: dict[RouteName, int] = Field(default_factory=dict,
+                                           description="highest '<route>#<n>' number ever issued per route")
+    by_route: dict[RouteName, list[PolicyEntry]] = Field(default_factory=dict, alias="routes")
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_schema(cls, value: int) -> int:
+        if value not in SUPPORTED_SCHEMA_VERSIONS:
+            raise ValueError(f"unknown schema version (this nlgrad reads {', '.join(map(str, SUPPORTED_SCHEMA_VERSIONS))})")
+        return value
+
+    @field_validator("last_ids")
+    @classmethod
+    def _non_negative(cls, value: dict[str, int]) -> dict[str, int]:
+        for route, n in value.items():
+            if n < 0:
+                raise FieldProblem("an id counter must be >= 0", field=f"last_ids.{route}", value=n)
+        return value
+
+    @model_validator(mode="after")
+    def _fill_and_check_ids(self) -> "PolicyMemory":
+        seen: dict[str, str] = {}
+        for route, entries in self.by_route.items():
+            for i, entry in enumerate(entries):
+                if entry.id is None:
+                    continue
+                if entry.id in seen:
+                    raise FieldProblem(f"duplicate entry id (also used at {seen[entry.id]})",
+                                       field=f"routes.{route}.{i}.id", value=entry.id)
+                seen[entry.id] = f"routes.{route}.{i}.id"
+        for route in sorted(self.by_route):
+            for entry in self.by_route[route]:
+                if entry.id is None:
+                    entry.id = self.next_id(route, taken=seen)
+                    seen[entry.id] = route
+            self._bump_counter(route)
+        return self
+
+    # ----------------------------------------------------------------------------------------------- identity
+    def _bump_counter(self, route: str) -> None:
+        high = self.last_ids.get(route, 0)
+        for entry in self.by_route.get(route, []):
+            parts = split_seq_id(entry.id or "")
+            if parts is not None and parts[0] == route:
+                high = max(high, parts[1])
+        if high:
+            self.last_ids[route] = high
+
+    def next_id(self, route: str, *, taken: dict[str, str] | set[str] | None = None) -> str:
+        """The next unused ``<route>#<n>`` id. Numbers are never reused, even after a delete."""
+        if taken is None:
+            taken = {e.id for entries in self.by_route.values() for e in entries if e.id}
+        n = self.last_ids.get(route, 0)
+        for entry in self.by_route.get(route, []):
+            parts = split_seq_id(entry.id or "")
+            if parts is not None and parts[0] == route:
+                n = max(n, parts[1])
+        while True:
+            n += 1
+            candidate = f"{route}#{n}"
+            if candidate not in taken:
+                self.last_ids[route] = n
+                return candidate
+
+    # ----------------------------------------------------------------------------------------------- queries
+    def routes(self) -> list[str]:
+        """Routes that have at least one entry (any status), sorted."""
+        return sorted(route for route, entries in self.by_route.items() if entries)
+
+    def entries(self, route: str) -> list[PolicyEntry]:
+        return list(self.by_route.get(route, []))
+
+    def active_entries(self, route: str) -> list[PolicyEntry]:
+        return [e for e in self.by_route.get(route, []) if e.active]
+
+    def find(self, entry_id: str) -> tuple[str, int, PolicyEntry] | None:
+        """``(route, index, entry)`` of the entry with this id, or None."""
+        for route, entries in self.by_route.items():
+            for i, entry in enumerate(entries):
+                if entry.id == entry_id:
+                    return route, i, entry
+        return None
+
+    def tokens(self, route: str) -> int:
+        """Tokens of the route's rendered text (the quantity bounded by ``max_tokens_per_route``)."""
+        return sum(count_tokens(render_line(e)) for e in self.active_entries(route))
+
+    def n_entries(self, *, active_only: bool = True) -> int:
+        """Number of (active) entries over all routes."""
+        return sum(1 for entries in self.by_route.values() for e in entries if e.active or not active_only)
+
+    # ----------------------------------------------------------------------------------------------- rendering
+    def render(self, route: str) -> str:
+        """The exact text injected into a module's prompt for ``route``; ``""`` if it has no active entries."""
+        return render_entries(self.by_route.get(route, []))
+
+    def apply_to(self, prompt_text: str, route: str) -> str:
+        """``prompt_text`` with this route's delimited policy block inserted or replaced (idempotent)."""
+        from nlgrad.policy.blocks import apply_block
+
+        return apply_block(prompt_text, route, self.render(route), self.version)
+
+    # ----------------------------------------------------------------------------------------------- files
+    @classmethod
+    def load(cls, path_or_dir: str | Path, version: int | None = None) -> "PolicyMemory":
+        """Load a version from a policy directory (latest by default) or a single JSON/YAML policy file."""
+        from nlgrad.policy.io import load_policy
+
+        return load_policy(path_or_dir, version=version)
+
+    def to_json(self) -> str:
+        """The canonical, line-diffable JSON text of this memory (what a version file contains)."""
+        from nlgrad.policy.io import dump_policy_json
+
+        return dump_policy_json(self)
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the canonical JSON to ``path`` atomically (refuses to overwrite unless asked)."""
+        from nlgrad.files import write_text_atomic
+
+        path = Path(path)
+        write_text_atomic(path, self.to_json(), overwrite=overwrite)
+        return path

@@ -1,0 +1,75 @@
+"""Support counting, near-duplicate merging, contradictions, instance-detail filter, and the paired gate."""
+
+import pytest
+
+from nlgrad.methods.aggregate import aggregate
+from nlgrad.methods.proposals import Candidate, instance_tokens
+from nlgrad.methods.strategies.acceptance import PairedImprovementGate
+from nlgrad.policy import AddOp, EditOp
+
+
+def cand(text, traces, route="r", replaces=None):
+    return Candidate(route=route, text=text, when=None, trace_ids=list(traces), replaces=replaces)
+
+
+def test_support_counts_distinct_traces_across_near_duplicates():
+    ops, report = aggregate([
+        cand("Open the door before moving through it.", ["t1"]),
+        cand("Open the door before you move through it.", ["t2", "t1"]),
+        cand("Read the cookbook first.", ["t3"]),
+    ], min_support=2)
+    assert len(ops) == 1 and isinstance(ops[0], AddOp)
+    assert ops[0].trace_ids == ["t1", "t2"] and ops[0].text == "Open the door before moving through it."
+    assert report.dropped[0]["text"] == "Read the cookbook first." and "support 1" in report.dropped[0]["reason"]
+
+
+def test_contradiction_resolved_toward_majority():
+    ops, report = aggregate([
+        cand("Close the door after you pass it.", ["t1", "t2", "t3"]),
+        cand("Do not close the door after you pass it.", ["t4", "t5"]),
+    ], min_support=2)
+    assert [op.text for op in ops] == ["Close the door after you pass it."]
+    assert "contradicts" in report.dropped[0]["reason"]
+
+
+def test_contradiction_with_equal_support_drops_both():
+    ops, report = aggregate([cand("Take the key first.", ["a", "b"]),
+                             cand("Never take the key first.", ["c", "d"])], min_support=2)
+    assert ops == [] and len(report.dropped) == 2
+
+
+def test_instance_details_are_dropped():
+    specific = instance_tokens({"t1": "Where was Barack Obama born in 1961?", "t2": "Who wrote Hamlet?"},
+                               general_text="Answer the question.")
+    assert "barack obama" in specific and "1961" in specific
+    ops, report = aggregate([cand("When asked about Barack Obama, answer Honolulu.", ["t1", "t2"]),
+                             cand("Answer with a short span from the passages.", ["t1", "t2"])],
+                            min_support=2, instance_specific=specific)
+    assert [op.text for op in ops] == ["Answer with a short span from the passages."]
+    assert "instance details" in report.dropped[0]["reason"]
+
+
+def test_replaces_becomes_an_edit_and_ops_are_ordered_by_support():
+    ops, _ = aggregate([cand("Short rule here, applied.", ["a", "b"]),
+                        cand("Better wording of rule one.", ["a", "b", "c"], replaces="r#1")], min_support=2)
+    assert isinstance(ops[0], EditOp) and ops[0].id == "r#1" and isinstance(ops[1], AddOp)
+
+
+@pytest.mark.parametrize("cand_scores, cur_scores, accept", [
+    ([1, 1, 1, 0], [0, 1, 1, 0], True),      # +0.25, won 1 lost 0
+    ([1, 1, 0, 0], [1, 1, 0, 0], False),     # no change
+    ([1, 0, 1, 0], [0, 1, 0, 1], False),     # +0.0, 2 wins 2 losses
+    ([1, 1, 1, 0, 0], [0, 0, 1, 1, 1], False),  # +0.0 margin
+    ([0.5, 0.51], [0.5, 0.5], False),        # +0.005 <= margin 0.02
+])
+def test_gate_paired_decision(cand_scores, cur_scores, accept):
+    decision = PairedImprovementGate(margin=0.02).decide(cand_scores, cur_scores)
+    assert decision.accept is accept
+    assert decision.mean_diff == pytest.approx(sum(cand_scores) / len(cand_scores) - sum(cur_scores) / len(cur_scores))
+    assert decision.ci95[0] <= decision.mean_diff <= decision.ci95[1]
+
+
+def test_gate_can_require_ci_above_zero():
+    gate = PairedImprovementGate(margin=0.0, require_ci=True)
+    assert not gate.decide([1, 0, 0, 0], [0, 0, 0, 0]).accept
+    assert gate.decide([1] * 10, [0] * 10).accept
