@@ -8,6 +8,8 @@ splits are deterministic and disjoint.
 from __future__ import annotations
 
 import re
+from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 from nlgrad.errors import BenchmarkError
@@ -93,6 +95,10 @@ class TextWorldExpressBenchmark:
         self.game = game
         self.params = GAME_PARAMS[game] if params is None else params
         self.id = f"twx/{game}"
+
+    @property
+    def human_policy(self) -> Path:
+        return Path(str(files("nlgrad.benchmarks").joinpath("human_policies/twx.yaml")))
 
     def tasks(self, split: str, n: int | None = None) -> list[Task]:
         if split not in FOLD_START:

@@ -6,6 +6,7 @@ Console script ``nlgrad``; from a checkout, ``python cli.py ...`` (the root laun
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 from pathlib import Path
 from typing import Optional
@@ -65,7 +66,7 @@ def eval_cmd(
     n: int = typer.Option(20, "--n", help="Number of tasks (the first n of the split)."),
     workers: int = typer.Option(1, "--workers", "-w", help="Parallel worker threads."),
     program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
-    policy: Optional[Path] = typer.Option(None, "--policy", help="Policy memory directory or file."),
+    policy: Optional[str] = typer.Option(None, "--policy", help="Policy memory dir or file, or 'human'."),
     policy_version: Optional[int] = typer.Option(None, "--policy-version", help="Version in a policy dir."),
     step_cap: Optional[int] = typer.Option(None, "--step-cap", help="Max environment steps per task."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds allowed per task."),
@@ -180,12 +181,17 @@ def local_stop(model: str = typer.Argument("qwen2.5-coder-0.5b")):
     out.print(f"local/{model}: " + ("stopped" if stopped else "was not running"))
 
 
-try:  # the policy commands live with the policy package
-    from nlgrad.policy.cli import policy_app
+from nlgrad.policy.cli import policy_app  # noqa: E402
 
-    app.add_typer(policy_app, name="policy")
-except ImportError:  # pragma: no cover - only while the policy package is incomplete
-    pass
+app.add_typer(policy_app, name="policy")
+
+# Commands that live with their feature package: each such module defines ``register(app)``.
+for _module in ("nlgrad.compare.cli", "nlgrad.trainer.cli"):
+    try:
+        importlib.import_module(_module).register(app)
+    except ModuleNotFoundError as _exc:  # the optional feature package is not installed / not present
+        if _exc.name is None or not _module.startswith(_exc.name):
+            raise
 
 
 def main() -> None:  # pragma: no cover

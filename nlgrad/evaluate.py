@@ -17,12 +17,17 @@ from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.rundir import RunDir, make_run_id
 
 
-def load_policy(path: str | Path | None, version: int | None = None) -> PolicySource:
-    """A policy memory directory or file, or the empty policy when ``path`` is None."""
+def load_policy(path: str | Path | None, version: int | None = None, benchmark=None) -> PolicySource:
+    """A policy memory directory or file; ``"human"`` is the benchmark's human-written policy; None is empty."""
     if path is None:
         return EmptyPolicy()
     from nlgrad.policy import PolicyMemory
 
+    if str(path) == "human":
+        human = getattr(benchmark, "human_policy", None)
+        if human is None:
+            raise ConfigError("this benchmark has no human-written policy", field="--policy", value="human")
+        path = human
     return PolicyMemory.load(path, version=version)
 
 
@@ -55,7 +60,7 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
     request.validate()
     benchmark = load_benchmark(request.benchmark)
     program = load_program(request.program or benchmark.default_program, benchmark=benchmark)
-    policy = load_policy(request.policy, request.policy_version)
+    policy = load_policy(request.policy, request.policy_version, benchmark)
     tasks = benchmark.tasks(request.split, request.n)
     step_cap = request.step_cap or getattr(benchmark, "default_step_cap", None)
     config: dict[str, Any] = {

@@ -36,7 +36,13 @@ def load_method(name: str, options: dict[str, Any]):
     if name not in METHODS:
         raise ConfigError(f"unknown method; known: {', '.join(sorted(METHODS))}", field="--method", value=name)
     module_name, _, attr = METHODS[name].partition(":")
-    return getattr(importlib.import_module(module_name), attr)(**options)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        raise ConfigError("this method is not available in this installation", field="--method", value=name) from None
+    return getattr(module, attr)(**options)
 
 
 @dataclass

@@ -60,6 +60,15 @@ def _healthy(port: int, timeout: float = 2.0) -> bool:
         return False
 
 
+def _accepting(port: int, timeout: float = 2.0) -> bool:
+    """True if something accepts TCP connections on the port (a busy server still does; HTTP may be slow)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -90,15 +99,21 @@ class LocalServers:
     def _state_file(self, name: str) -> Path:
         return state_dir() / f"{name}.json"
 
-    def status(self, name: str) -> ServerInfo | None:
+    def _recorded(self, name: str) -> ServerInfo | None:
         path = self._state_file(name)
         if not path.exists():
             return None
         try:
-            info = ServerInfo(**json.loads(path.read_text()))
+            return ServerInfo(**json.loads(path.read_text()))
         except (ValueError, TypeError):
             return None
-        if _alive(info.pid) and _healthy(info.port):
+
+    def status(self, name: str) -> ServerInfo | None:
+        """The recorded server if its process is alive and accepts connections. A server busy with a long request
+        answers HTTP slowly, so liveness is judged by the process and the TCP port, never by a health timeout
+        (which would start a second server under load)."""
+        info = self._recorded(name)
+        if info is not None and _alive(info.pid) and _accepting(info.port):
             return info
         return None
 
@@ -149,22 +164,19 @@ class LocalServers:
             LocalServers._started_here[name] = info
         return info
 
-    def stop(self, name: str) -> bool:
-        """Stop the recorded server for ``name``. Returns True if one was running."""
-        path = self._state_file(name)
-        info = None
-        if path.exists():
-            try:
-                info = ServerInfo(**json.loads(path.read_text()))
-            except (ValueError, TypeError):
-                info = None
+    def stop(self, name: str, only_pid: int | None = None) -> bool:
+        """Stop the recorded server for ``name`` (or only the process ``only_pid``, if given). Returns True if a
+        server process was running. The state file is removed only if it names the stopped process."""
+        info = self._recorded(name)
+        pid = only_pid if only_pid is not None else (info.pid if info else None)
         LocalServers._started_here.pop(name, None)
-        if info is None:
+        if pid is None:
             return False
-        running = _alive(info.pid)
+        running = _alive(pid)
         if running:
-            _terminate(info.pid)
-        path.unlink(missing_ok=True)
+            _terminate(pid)
+        if info is not None and info.pid == pid:
+            self._state_file(name).unlink(missing_ok=True)
         return running
 
 
@@ -190,5 +202,5 @@ def _terminate(pid: int, grace_s: float = 10.0) -> None:
 
 @atexit.register
 def _stop_started_here() -> None:
-    for name in list(LocalServers._started_here):
-        LocalServers().stop(name)
+    for name, info in list(LocalServers._started_here.items()):
+        LocalServers().stop(name, only_pid=info.pid)

@@ -1,5 +1,11 @@
-"""Optimization methods: each proposes policy updates from rollouts; the shared loop gates and commits them."""
+"""Optimization methods: each proposes policy updates from rollouts; the shared loop gates and commits them.
+
+``METHODS`` maps ``--method`` names to ``module:Class``; a class is built with ``method_options`` as keyword args.
+"""
 
 METHODS: dict[str, str] = {
     "nlpg": "nlgrad.methods.nlpg:NLPG",
+    "langmarl": "nlgrad.methods.langmarl:LangMARL",
+    "dmrl": "nlgrad.methods.dmrl:DMRL",
+    "jerp": "nlgrad.methods.jerp:JERP",
 }

@@ -68,3 +68,30 @@ def test_user_model_env_var(tmp_path, monkeypatch):
 def test_unknown_local_model():
     with pytest.raises(LocalModelError, match="known"):
         resolve_model_file("gpt-99")
+
+
+def test_busy_server_is_reused_not_duplicated(tmp_path, monkeypatch):
+    """A server that accepts connections but is slow to answer HTTP (busy) must not trigger a second server."""
+    import json
+    import os
+    import socket
+
+    from nlgrad.lm.local_server import LocalServers
+
+    monkeypatch.setenv("NLGRAD_HOME", str(tmp_path))
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # accepts, never answers
+    port = listener.getsockname()[1]
+    state = tmp_path / "servers" / "qwen2.5-coder-0.5b.json"
+    state.parent.mkdir(parents=True)
+    state.write_text(json.dumps({"name": "qwen2.5-coder-0.5b", "pid": os.getpid(), "port": port,
+                                 "model_path": "x", "owner": "process", "log_path": "x"}))
+    started = []
+    monkeypatch.setattr(LocalServers, "_start", lambda self, name, **kw: started.append(name))
+    try:
+        info = LocalServers().ensure("qwen2.5-coder-0.5b")
+        assert info.port == port and started == []
+    finally:
+        listener.close()
+    assert LocalServers().status("qwen2.5-coder-0.5b") is None  # port closed: not reusable any more
