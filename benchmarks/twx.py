@@ -22,6 +22,7 @@ GAME_PARAMS: dict[str, str] = {
     "arithmetic": "",
     "sorting": "",
 }
+GAME_NAMES = {"cooking": "cookingworld"}  # our id -> TextWorldExpress's game name
 FOLD_START = {"train": 0, "dev": 10000, "test": 20000}
 FOLD_SIZE = 1000
 _ROOM = re.compile(r"You are in the ([^.]+)\.")
@@ -110,7 +111,7 @@ class TextWorldExpressBenchmark:
                 for seed in range(start, start + count)]
 
     def make_env(self) -> TextWorldExpressEnvironment:
-        return TextWorldExpressEnvironment(self.game, self.params)
+        return TextWorldExpressEnvironment(GAME_NAMES.get(self.game, self.game), self.params)
 
     def metric(self, task: Task, output: Any, episode: Episode | None = None) -> MetricResult:  # noqa: ARG002
         if episode is None:

@@ -125,6 +125,9 @@ class Workspace:
                             workers=self.config.workers, step_cap=self.step_cap, run_dir=run_dir, progress=False,
                             keep_traces=keep_traces, label=label)
         result = executor.run(tasks, resume=True)
+        errors = [r.error for r in result.results if r.error]
+        if result.results and len(errors) == len(result.results):
+            raise NlgradError(f"every {label} rollout failed, e.g.: {errors[0]} (see {run_dir.path})")
         if keep_traces and len(result.traces) < len(result.results):  # resumed: reload traces from disk
             from nlgrad.runtime.trace import Trace
 

@@ -60,3 +60,13 @@ def test_rank_actions_puts_untried_relevant_first():
                           "Find the coin. Once you find the coin, take it.", tried={"move east"})
     assert [a["text"] for a in ranked] == ["take coin", "close door to west", "inventory", "move east"]
     assert ranked[-1]["tried"] and not ranked[0]["tried"]
+
+
+@needs_java
+@pytest.mark.parametrize("game", ["twc", "cooking", "arithmetic", "sorting"])
+def test_every_game_resets_and_steps(game, make_lm):
+    bench = load_benchmark(f"twx/{game}")
+    ex = Executor(benchmark=bench, program=load_program("twx_random", bench), lm=make_lm(), step_cap=3,
+                  progress=False)
+    result = ex.run(bench.tasks("dev", 1))
+    assert result.results[0].error is None and result.results[0].steps >= 1
