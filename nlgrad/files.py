@@ -26,7 +26,7 @@ def write_text_atomic(path: Path, text: str, *, overwrite: bool = True) -> None:
         else:
             os.link(tmp, path)  # fails with FileExistsError instead of replacing
             os.unlink(tmp)
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -37,7 +37,7 @@ def write_json_atomic(path: Path, data: Any, *, overwrite: bool = True) -> None:
                       overwrite=overwrite)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

@@ -6,7 +6,9 @@ What keeps a small frozen model *in capability* is program structure, fixed befo
 - the reply is matched robustly to a valid action (number, exact text, then closest text);
 - an action already taken in the same state is replaced by the first untried one in display order (loop breaker),
   recorded in the trace as an override;
-- the history is append-only and trimmed in blocks, so the local server's prefix cache serves most of each prompt.
+- past steps are kept as compact (observation, action) turns, append-only and trimmed in blocks, and only the
+  current turn carries the full observation and action list, so the local server's prefix cache serves most of
+  each prompt (only the newest compact turn and the current turn are new tokens).
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ _STOP = {"the", "a", "an", "to", "and", "it", "is", "your", "task", "of", "in", 
 LOW_PRIORITY_PREFIXES = ("close ", "inventory", "look around")
 
 
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def rank_actions(actions: list[str], task_text: str, tried: set[str]) -> list[dict[str, Any]]:
     """Valid actions in display order: untried first, then by overlap with the task's words, low-priority last."""
     task_words = {w for w in re.findall(r"[a-z]+", task_text.lower()) if w not in _STOP}
@@ -70,10 +77,13 @@ def parse_choice(text: str, inputs: dict[str, Any]) -> dict[str, Any]:
 class TWXReActProgram:
     name = "twx_react"
 
-    def __init__(self, benchmark=None, *, history_steps: int = 8, loop_breaker: bool = True):
+    def __init__(self, benchmark=None, *, history_steps: int = 8, max_actions: int = 15, loop_breaker: bool = True,
+                 history_obs_chars: int = 160):
         self.benchmark = benchmark
         self.history_steps = history_steps
+        self.max_actions = max_actions
         self.loop_breaker = loop_breaker
+        self.history_obs_chars = history_obs_chars
         template = files("nlgrad.programs").joinpath("templates/twx_act.j2").read_text(encoding="utf-8")
         self.act = Module(route=ROUTE, template=template, role="agent", parser=parse_choice, max_tokens=6,
                           stop=["\n"], template_name="twx_act.j2")
@@ -97,10 +107,10 @@ class TWXReActProgram:
             if room and room not in visited:
                 visited.append(room)
             state = obs.info.get("state_key", obs.text)
-            actions = rank_actions(obs.valid_actions, task_text, tried[state])
+            actions = rank_actions(obs.valid_actions, task_text, tried[state])[: self.max_actions]
             if not actions:
                 break
-            inputs = {"first": not history, "task": task_text, "last_action": last_action,
+            inputs = {"task": task_text, "last_action": last_action,
                       "observation": obs.text, "visited": visited or ["(none yet)"], "step": ctx.episode.steps + 1,
                       "step_cap": step_cap, "actions": actions}
             choice = ctx.call(self.act, after=[prev], history=list(history), **inputs)
@@ -115,10 +125,10 @@ class TWXReActProgram:
                                                              else "repeated action in the same state"})
             action = actions[chosen]["text"]
             tried[state].add(action)
-            history += [ctx.trace.node(choice.node)["messages"][-1],
-                        {"role": "assistant", "content": str(chosen + 1)}]
-            if len(history) > 2 * self.history_steps:  # keep the task turn; drop older steps in one block
-                history = history[:2] + history[2 + 2 * (self.history_steps // 2):]
+            history += [{"role": "user", "content": _clip(obs.text, self.history_obs_chars)},
+                        {"role": "assistant", "content": action}]
+            if len(history) > 2 * self.history_steps:  # drop the older half in one block (prefix changes rarely)
+                history = history[2 * (self.history_steps // 2):]
             try:
                 prev = ctx.env_step(action, after=[choice])
             except StepCapReached:

@@ -26,7 +26,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from nlgrad.files import file_lock, write_json_atomic, write_text_atomic
+from nlgrad.files import file_lock, fsync_dir, write_json_atomic, write_text_atomic
 from nlgrad.policy.errors import PolicyFileError
 from nlgrad.policy.io import dump_policy_json, load_policy_file
 from nlgrad.policy.memory import PolicyMemory
@@ -82,19 +82,6 @@ class RejectedUpdate(BaseModel):
     reason: str
     scores: dict[str, float] = Field(default_factory=dict)
     ops: list[dict[str, Any]] = Field(default_factory=list)
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _utc_now() -> datetime:
@@ -286,7 +273,7 @@ class PolicyStore:
                 fh.flush()
                 os.fsync(fh.fileno())
             if new_file:
-                _fsync_dir(self.dir)
+                fsync_dir(self.dir)
         return record
 
     def rejected(self) -> list[RejectedUpdate]:
