@@ -2,4 +2,6 @@
 
 CATALOG: dict[str, str] = {
     "twx": "nlgrad.benchmarks.twx:TextWorldExpressBenchmark",
+    "ifbench": "nlgrad.benchmarks.ifbench:IFBenchBenchmark",
+    "ifeval": "nlgrad.benchmarks.ifeval:IFEvalBenchmark",
 }

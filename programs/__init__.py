@@ -3,4 +3,7 @@
 CATALOG: dict[str, str] = {
     "twx_react": "nlgrad.programs.twx_react:TWXReActProgram",
     "twx_random": "nlgrad.programs.twx_random:RandomActionProgram",
+    "if_follow": "nlgrad.programs.if_follow:InstructionFollowProgram",
+    "echo_floor": "nlgrad.programs.floors:EchoFloor",
+    "majority_floor": "nlgrad.programs.floors:MajorityLabelFloor",
 }
