@@ -2,6 +2,9 @@
 
 CATALOG: dict[str, str] = {
     "twx": "nlgrad.benchmarks.twx:TextWorldExpressBenchmark",
+    "hotpotqa": "nlgrad.benchmarks.hotpotqa:HotpotQABenchmark",
+    "hover": "nlgrad.benchmarks.hover:HoverBenchmark",
+    "locomo": "nlgrad.benchmarks.locomo:LocomoBenchmark",
     "ifbench": "nlgrad.benchmarks.ifbench:IFBenchBenchmark",
     "ifeval": "nlgrad.benchmarks.ifeval:IFEvalBenchmark",
 }

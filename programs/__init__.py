@@ -3,6 +3,9 @@
 CATALOG: dict[str, str] = {
     "twx_react": "nlgrad.programs.twx_react:TWXReActProgram",
     "twx_random": "nlgrad.programs.twx_random:RandomActionProgram",
+    "hotpot_multihop": "nlgrad.programs.hotpot_multihop:HotpotMultiHopProgram",
+    "hover_verify": "nlgrad.programs.hover_verify:HoverVerifyProgram",
+    "locomo_rag": "nlgrad.programs.locomo_rag:LocomoRAGProgram",
     "if_follow": "nlgrad.programs.if_follow:InstructionFollowProgram",
     "echo_floor": "nlgrad.programs.floors:EchoFloor",
     "majority_floor": "nlgrad.programs.floors:MajorityLabelFloor",

@@ -16,10 +16,10 @@ from nlgrad.lm.client import LM  # noqa: E402
 class ScriptedReplies:
     """Replaces litellm.completion by one that serves scripted replies (strings or exceptions) via mock_response."""
 
-    def __init__(self, replies):
+    def __init__(self, replies, real=None):
         self.replies = list(replies)
         self.calls: list[dict] = []
-        self._real = litellm.completion
+        self._real = real or litellm.completion
 
     def __call__(self, *args, **kwargs):
         self.calls.append(kwargs)
@@ -34,8 +34,10 @@ class ScriptedReplies:
 def script(monkeypatch):
     """``script(["a", "b"])`` makes the next LM calls return "a" then "b"; returns the recorder."""
 
+    real = litellm.completion  # installing twice must not chain recorders
+
     def install(replies):
-        recorder = ScriptedReplies(replies)
+        recorder = ScriptedReplies(replies, real)
         monkeypatch.setattr(litellm, "completion", recorder)
         return recorder
 

@@ -16,7 +16,7 @@ from nlgrad.lm.cache import ReplyCache, cache_key
 from nlgrad.lm.ledger import Ledger
 from nlgrad.lm.local_models import model_fingerprint
 from nlgrad.lm.local_server import LOCAL_API_KEY, LocalServers
-from nlgrad.lm.retry import EmptyReplyError, backoff_delay, is_retryable
+from nlgrad.lm.retry import backoff_delay, is_retryable
 
 LOCAL_PREFIX = "local/"
 DEFAULT_REMOTE_CONCURRENCY = 8
@@ -121,7 +121,11 @@ class LM:
             return self._semaphores[model]
 
     def _call_with_retries(self, role, cfg, messages, params, deadline, extra) -> Completion:
-        retries = 0
+        """Transient errors are retried with backoff up to ``settings.retries`` times. An empty reply is retried too
+        (once for a local model, whose greedy reply would not change), then returned as "" so that the caller's
+        parser reports it in the trace instead of the task failing."""
+        retries, empties = 0, 0
+        max_empties = 2 if cfg.model.startswith(LOCAL_PREFIX) else self.settings.retries + 1
         attempts = self.settings.retries + 1
         last_exc: BaseException | None = None
         for attempt in range(attempts):
@@ -143,6 +147,12 @@ class LM:
                 retries += 1
                 self._sleep(backoff_delay(attempt, self.settings.backoff_base_s, self.settings.backoff_max_s))
                 continue
+            if not completion.text.strip():
+                empties += 1
+                if empties < max_empties and attempt < attempts - 1:
+                    retries += 1
+                    self._sleep(backoff_delay(attempt, self.settings.backoff_base_s, self.settings.backoff_max_s))
+                    continue
             self.ledger.record(role, cached=False, prompt_tokens=completion.prompt_tokens,
                                completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd,
                                wall_s=completion.latency_s, retries=retries)
@@ -160,8 +170,6 @@ class LM:
                                           api_base=route.api_base, api_key=route.api_key, num_retries=0, **kwargs)
             latency = time.monotonic() - start
         text = (response.choices[0].message.content or "") if response.choices else ""
-        if not text.strip():
-            raise EmptyReplyError(f"{role} model {cfg.model} returned an empty reply")
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)

@@ -204,11 +204,15 @@ def test_program_renders_prompt_and_policy_and_returns_raw_reply(bench, make_lm,
     assert sent["messages"][-1]["content"].strip() == "Describe rain without commas."
 
 
-def test_program_failure_paths_score_zero(bench, make_lm, script):
-    """The LM layer retries empty replies and then raises; the executor records an error result with score 0."""
+def test_program_failure_paths_score_zero(bench, make_lm, script, settings):
+    """An empty reply (after the LM layer's retries) scores 0 with feedback; a failing LM is an error result."""
     task = make_task(["punctuation:no_comma"], [{}])
-    for replies in ([""] * 10, [RuntimeError("server down")] * 10):
-        script(replies)
-        res = Executor(benchmark=bench, program=InstructionFollowProgram(max_tokens=32), lm=make_lm(),
-                       progress=False).run([task]).results[0]
-        assert res.score == 0.0 and not res.success and res.error is not None
+    script([""] * 10)
+    res = Executor(benchmark=bench, program=InstructionFollowProgram(max_tokens=32), lm=make_lm(),
+                   progress=False).run([task]).results[0]
+    assert res.score == 0.0 and not res.success and res.error is None and "empty" in res.feedback.lower()
+    script([RuntimeError("server down")] * 10)
+    no_cache = settings.model_copy(update={"use_cache": False})  # the empty reply above is cached
+    res = Executor(benchmark=bench, program=InstructionFollowProgram(max_tokens=32), lm=make_lm(settings=no_cache),
+                   progress=False).run([task]).results[0]
+    assert res.score == 0.0 and not res.success and res.error is not None

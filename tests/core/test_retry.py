@@ -71,3 +71,20 @@ def test_timeout_is_passed_per_call(make_lm, script):
     rec = script(["ok"])
     make_lm().complete("agent", MSG)
     assert rec.calls[0]["timeout"] == pytest.approx(180.0) and rec.calls[0]["num_retries"] == 0
+
+
+def test_persistent_empty_reply_is_returned_not_fatal(make_lm, script):
+    rec = script(["", "", "", ""])
+    out = make_lm().complete("agent", MSG)
+    assert out.text == "" and len(rec.calls) == 4 and out.retries == 3  # remote model: retried up to the limit
+
+
+def test_local_model_empty_reply_is_retried_once(settings, script, monkeypatch):
+    from nlgrad.config import RoleConfig
+    from nlgrad.lm.client import LM, _Route
+
+    local = settings.model_copy(update={"roles": {"agent": RoleConfig(model="local/qwen2.5-coder-0.5b")}})
+    monkeypatch.setattr(LM, "_route", lambda self, model, cfg: _Route("openai/x", None, "k"))
+    rec = script(["", "", "never"])
+    out = LM(local, sleep=lambda s: None).complete("agent", MSG)
+    assert out.text == "" and len(rec.calls) == 2

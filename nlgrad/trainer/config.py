@@ -1,0 +1,82 @@
+"""TrainConfig: everything a companion training run depends on, validated, fingerprinted for resume."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+METHODS = ("grpo", "gigpo", "progpo", "cigpo")
+
+# Fields that may change between a run and its resume without changing what was learned so far.
+RESUMABLE_FIELDS = {"steps", "eval_n", "test_n", "device", "save_every", "keep_checkpoints", "workers",
+                    "eval_step_cap", "val_n", "val_every"}
+
+
+class TrainConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    method: Literal["grpo", "gigpo", "progpo", "cigpo"] = "grpo"
+    benchmark: str
+    program: str | None = None
+    model: str = Field(description="HF model directory, a .gguf file, or 'tiny' (random-init test model)")
+    lora: bool = True
+    lora_rank: int = Field(default=16, ge=1)
+    lora_alpha: int = Field(default=32, ge=1)
+    lora_targets: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    gradient_checkpointing: bool = False
+    seed: int = 0
+    # rollouts
+    steps: int = Field(default=20, ge=1, description="optimization steps (one rollout batch each)")
+    tasks_per_step: int = Field(default=4, ge=1)
+    group_size: int = Field(default=4, ge=2, description="G: rollouts per task")
+    step_cap: int | None = Field(default=None, ge=1)
+    temperature: float = Field(default=1.0, gt=0.0)
+    max_new_tokens: int | None = Field(default=None, ge=1, description="cap on a module's max_tokens")
+    workers: int = Field(default=1, ge=1)
+    # PPO
+    lr: float = Field(default=1e-5, gt=0.0)
+    weight_decay: float = Field(default=0.0, ge=0.0)
+    ppo_epochs: int = Field(default=1, ge=1)
+    minibatch: int = Field(default=8, ge=1, description="turns per gradient step")
+    clip_eps: float = Field(default=0.2, gt=0.0)
+    clip_eps_high: float | None = Field(default=None, gt=0.0)
+    kl_coef: float = Field(default=0.04, ge=0.0)
+    max_grad_norm: float = Field(default=1.0, gt=0.0)
+    loss_agg: Literal["token-mean", "seq-mean"] = "token-mean"
+    skip_zero_advantage: bool = True
+    # advantages
+    normalize: Literal["std", "mean"] | None = Field(default=None, description="None: the method's default")
+    omega: float = Field(default=1.0, ge=0.0, description="GiGPO step-advantage weight")
+    gamma: float = Field(default=0.95, ge=0.0, le=1.0, description="GiGPO discount")
+    ig_weight_start: float = Field(default=1.0, ge=0.0)
+    ig_weight_end: float = Field(default=0.1, ge=0.0)
+    ig_schedule: Literal["linear", "cosine", "constant"] = "linear"
+    # checkpoints and evaluation
+    save_every: int = Field(default=1, ge=1)
+    keep_checkpoints: int = Field(default=2, ge=1)
+    eval_n: int = Field(default=0, ge=0, description="dev tasks evaluated in-process at the end (0: skip)")
+    test_n: int = Field(default=0, ge=0, description="test tasks evaluated at the end, for compare rows (0: skip)")
+    eval_step_cap: int | None = Field(default=None, ge=1)
+    val_n: int = Field(default=0, ge=0, description="dev tasks evaluated every val_every steps (learning curve)")
+    val_every: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _check(self) -> "TrainConfig":
+        if self.tasks_per_step * self.group_size < 2:
+            raise ValueError("a step needs at least two rollouts")
+        return self
+
+    def effective_normalize(self) -> str:
+        if self.normalize:
+            return self.normalize
+        return "mean" if self.method == "gigpo" else "std"
+
+    def fingerprint(self) -> str:
+        """What must match for a resume (see RESUMABLE_FIELDS for what may change)."""
+        data = self.model_dump(mode="json", exclude=RESUMABLE_FIELDS)
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

@@ -1,0 +1,125 @@
+"""Per-turn advantages for a batch of rollout groups, by method (the estimators live in ``advantages.py``).
+
+CIGPO's information gain needs the frozen reference model: :class:`InfoGainScorer` computes
+``log p_ref(y* | q, e_<=t)`` for the evidence revealed up to each turn (tool results recorded in the trace) with the
+prompt in ``templates/info_gain.j2``.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import Any
+
+import torch
+
+from nlgrad.errors import ConfigError
+from nlgrad.runtime.module import Module
+from nlgrad.runtime.protocols import Task
+from nlgrad.trainer import advantages as adv
+from nlgrad.trainer.batch import completion_logprobs, pad_batch
+from nlgrad.trainer.config import TrainConfig
+from nlgrad.trainer.policy_model import Policy
+from nlgrad.trainer.rollout import EpisodeRollout
+
+
+def question_and_gold(task: Task) -> tuple[str, str]:
+    """The question text and gold answer of a QA task; a clear error for tasks without a gold answer."""
+    gold = task.gold
+    if isinstance(gold, dict):
+        gold = gold.get("answer", gold.get("label"))
+    if gold is None or (isinstance(gold, (list, dict)) and not gold):
+        raise ConfigError("CIGPO needs a QA benchmark whose tasks have a gold answer", field="--method",
+                          value=f"cigpo on {task.id}")
+    if isinstance(gold, list):
+        gold = gold[0]
+    inputs = task.inputs or {}
+    question = inputs.get("question") or inputs.get("claim") or next(
+        (v for v in inputs.values() if isinstance(v, str)), "")
+    return str(question), str(gold)
+
+
+class InfoGainScorer:
+    """``score(task, evidences) -> [log p_ref(y* | q, e_<=t) for t = 0..T]`` with the frozen reference model."""
+
+    def __init__(self, policy: Policy, *, batch_size: int = 8):
+        template = files("nlgrad.trainer").joinpath("templates/info_gain.j2").read_text(encoding="utf-8")
+        self.module = Module(route="trainer.info_gain", template=template, template_name="info_gain.j2")
+        self.policy, self.batch_size = policy, batch_size
+
+    def prompt_ids(self, question: str, evidence: list[str]) -> list[int]:
+        return self.policy.encode_chat(self.module.render("", {"question": question, "evidence": evidence}))
+
+    @torch.no_grad()
+    def loglik(self, question: str, gold: str, evidence_sets: list[list[str]]) -> list[float]:
+        answer = self.policy.encode_text(gold) or [self.policy.tokenizer.eos_token_id]
+        pairs = [(self.prompt_ids(question, ev), answer) for ev in evidence_sets]
+        out: list[float] = []
+        with self.policy.reference() as ref:
+            ref.eval()
+            for i in range(0, len(pairs), self.batch_size):
+                batch = pad_batch(pairs[i:i + self.batch_size], self.policy.tokenizer.pad_token_id, self.policy.device)
+                logp = completion_logprobs(ref, batch)
+                out.extend(float(v) for v in (logp * batch.completion_mask).sum(-1))
+        return out
+
+    def episode_gains(self, episode: EpisodeRollout) -> list[float]:
+        """Per-turn information gain; a turn that revealed no evidence gains exactly 0."""
+        question, gold = question_and_gold(episode.task)
+        prefixes: list[list[str]] = [[]]
+        for turn in episode.turns:
+            if turn.evidence:
+                prefixes.append(prefixes[-1] + [turn.evidence])
+        logps = self.loglik(question, gold, prefixes)
+        gains_at_evidence = adv.information_gain_rewards(logps)
+        gains, k = [], 0
+        for turn in episode.turns:
+            if turn.evidence:
+                gains.append(gains_at_evidence[k])
+                k += 1
+            else:
+                gains.append(0.0)
+        return gains
+
+
+def assign_advantages(groups: list[list[EpisodeRollout]], config: TrainConfig, step: int,
+                      scorer: InfoGainScorer | None = None) -> dict[str, Any]:
+    """Set ``turn.advantage`` on every turn of every episode; returns method statistics for the log."""
+    norm = config.effective_normalize()
+    stats: dict[str, Any] = {}
+    coverage_groups = 0
+    weight = None
+    for group in groups:
+        lengths = [len(ep.turns) for ep in group]
+        returns = [ep.score for ep in group]
+        if config.method == "grpo":
+            per_turn = adv.broadcast(adv.grpo_advantages(returns, norm), lengths)
+        elif config.method == "gigpo":
+            per_turn = adv.gigpo_advantages(
+                returns, [[t.anchor for t in ep.turns] for ep in group],
+                [adv.sparse_rewards(len(ep.turns), ep.score) for ep in group],
+                omega=config.omega, gamma=config.gamma, normalize=norm)
+        elif config.method == "progpo":
+            coverage = [adv.first_visit_coverage(ep.observations) for ep in group]
+            episode_adv, signal = adv.progpo_advantages(returns, coverage, norm)
+            coverage_groups += signal == "coverage"
+            per_turn = adv.broadcast(episode_adv, lengths)
+        elif config.method == "cigpo":
+            if scorer is None:
+                raise ValueError("CIGPO needs an information-gain scorer")
+            for ep in group:
+                ep.info_gains = scorer.episode_gains(ep)
+            weight = adv.curriculum_weight(step, config.steps, start=config.ig_weight_start,
+                                           end=config.ig_weight_end, schedule=config.ig_schedule)
+            per_turn = adv.cigpo_advantages(returns, [ep.info_gains for ep in group], weight=weight, normalize=norm)
+        else:  # pragma: no cover - validated by TrainConfig
+            raise ValueError(f"unknown method {config.method!r}")
+        for ep, values in zip(group, per_turn):
+            for turn, value in zip(ep.turns, values):
+                turn.advantage = float(value)
+    if config.method == "progpo":
+        stats["coverage_groups"] = coverage_groups
+    if config.method == "cigpo":
+        gains = [g for group in groups for ep in group for g in ep.info_gains]
+        stats["ig_weight"] = weight
+        stats["info_gain_mean"] = sum(gains) / len(gains) if gains else 0.0
+    return stats

@@ -1,0 +1,290 @@
+"""The companion trainer's loop: rollouts -> advantages -> PPO-clip updates -> log, checkpoint; resumable.
+
+One optimization step:
+1. draw ``tasks_per_step`` train tasks with nlgrad's seeded minibatch sampler (seed, step) — the same draws an
+   ``nlgrad optimize`` run with that seed makes, and the same after a resume;
+2. roll out ``group_size`` episodes per task with the benchmark's program (:mod:`nlgrad.trainer.rollout`);
+3. per-turn advantages by method (:mod:`nlgrad.trainer.credit`);
+4. recompute old and reference log-probs, then ``ppo_epochs`` passes of minibatch PPO-clip + KL updates;
+5. append a line to ``curves.jsonl``; checkpoint every ``save_every`` steps.
+After the last step: the merged model is saved under ``final/`` and, with ``eval_n > 0``, evaluated in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+from rich.console import Console
+
+from nlgrad.errors import ConfigError
+from nlgrad.files import write_json_atomic
+from nlgrad.methods.strategies.sampler import SeededMinibatchSampler
+from nlgrad.runtime.executor import Executor
+from nlgrad.runtime.registry import load_benchmark, load_program
+from nlgrad.trainer import checkpoint as ckpt
+from nlgrad.trainer.batch import completion_logprobs, pad_batch
+from nlgrad.trainer.config import TrainConfig
+from nlgrad.trainer.credit import InfoGainScorer, assign_advantages, question_and_gold
+from nlgrad.trainer.hf_lm import PolicyLM
+from nlgrad.trainer.loss import ppo_clip_loss
+from nlgrad.trainer.policy_model import Policy, load_policy
+from nlgrad.trainer.rollout import Turn, collect_groups
+
+
+@dataclass
+class TrainOutcome:
+    out_dir: Path
+    steps_done: int
+    resumed_from: int
+    curves: list[dict[str, Any]] = field(default_factory=list)
+    eval_summary: dict[str, Any] | None = None
+    test_result: Any = None  # RunResult of the test-split evaluation (test_n > 0)
+    final_dir: Path | None = None
+    timing: dict[str, float] = field(default_factory=dict)
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed % (2 ** 32))
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def _peak_memory_mb(device: torch.device) -> float:
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device) / 2 ** 20
+    try:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+    except Exception:  # noqa: BLE001  # pragma: no cover
+        return 0.0
+
+
+class Trainer:
+    def __init__(self, config: TrainConfig, out_dir: Path, *, policy: Policy | None = None,
+                 console: Console | None = None, on_step: Callable[[dict[str, Any]], None] | None = None):
+        self.config, self.out_dir = config, Path(out_dir)
+        self.console = console or Console(stderr=True)
+        self.on_step = on_step
+        self.benchmark = load_benchmark(config.benchmark)
+        self.program = load_program(config.program or self.benchmark.default_program, benchmark=self.benchmark)
+        self.train_tasks = self.benchmark.tasks("train")
+        if any(t.split == "test" for t in self.train_tasks):  # pragma: no cover - defensive
+            raise ConfigError("training never sees the test split", field="benchmark", value=config.benchmark)
+        if config.method == "cigpo":
+            question_and_gold(self.train_tasks[0])  # fails early on a benchmark without gold answers
+        self.step_cap = config.step_cap or getattr(self.benchmark, "default_step_cap", None)
+        self.sampler = SeededMinibatchSampler(config.seed)
+        _seed_everything(config.seed)
+        need_ref = config.kl_coef > 0 or config.method == "cigpo"
+        self.policy = policy or load_policy(config.model, device=config.device, dtype=config.dtype, lora=config.lora,
+                                            lora_rank=config.lora_rank, lora_alpha=config.lora_alpha,
+                                            lora_targets=config.lora_targets, need_reference=need_ref,
+                                            gradient_checkpointing=config.gradient_checkpointing, seed=config.seed)
+        self.params = self.policy.trainable_parameters()
+        if not self.params:
+            raise ConfigError("the model has no trainable parameters", field="--model", value=config.model)
+        self.optimizer = torch.optim.AdamW(self.params, lr=config.lr, weight_decay=config.weight_decay)
+        self.lm = PolicyLM(self.policy, name=f"hf/{Path(config.model).name}", mode="sample",
+                           temperature=config.temperature, max_tokens_cap=config.max_new_tokens)
+        self.executor = Executor(benchmark=self.benchmark, program=self.program, lm=self.lm, workers=1,
+                                 step_cap=self.step_cap, progress=False, label="train")
+        self.scorer = InfoGainScorer(self.policy) if config.method == "cigpo" else None
+        self.ckpt_dir = self.out_dir / "checkpoints"
+        self.curves_path = self.out_dir / "curves.jsonl"
+
+    # ---- resume ---------------------------------------------------------------------------------------------
+    def _resume(self) -> int:
+        config_path = self.out_dir / "config.json"
+        if config_path.exists():
+            saved = json.loads(config_path.read_text(encoding="utf-8"))
+            if saved.get("fingerprint") != self.config.fingerprint():
+                raise ConfigError("this output directory holds a run with a different configuration; use another "
+                                  "--out or the same options (only steps, eval and device may change)",
+                                  field="--out", value=str(self.out_dir))
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(config_path, {"fingerprint": self.config.fingerprint(),
+                                        "config": self.config.model_dump(mode="json"), "model": self.policy.source})
+        latest = ckpt.latest_checkpoint(self.ckpt_dir)
+        if latest is None:
+            return 0
+        state = ckpt.load_checkpoint(latest, self.policy.model, self.optimizer)
+        self._truncate_curves(state["step"])
+        self.console.print(f"[trainer] resumed from {latest.name} (step {state['step']})")
+        return int(state["step"])
+
+    def _truncate_curves(self, step: int) -> None:
+        """Drop log lines of steps after the checkpoint (a run killed between its log line and its checkpoint)."""
+        if not self.curves_path.exists():
+            return
+        keep = []
+        for line in self.curves_path.read_text(encoding="utf-8").splitlines():
+            try:
+                if json.loads(line).get("step", 0) <= step:
+                    keep.append(line)
+            except json.JSONDecodeError:
+                continue
+        self.curves_path.write_text("".join(k + "\n" for k in keep), encoding="utf-8")
+
+    # ---- one step -------------------------------------------------------------------------------------------
+    def _old_and_ref_logprobs(self, batches) -> None:
+        self.policy.model.eval()
+        with torch.no_grad():
+            for b in batches:
+                b["old"] = completion_logprobs(self.policy.model, b["batch"], self.config.temperature)
+                if self.config.kl_coef > 0:
+                    with self.policy.reference() as ref:
+                        b["ref"] = completion_logprobs(ref, b["batch"], self.config.temperature)
+
+    def _make_batches(self, turns: list[Turn]) -> list[dict[str, Any]]:
+        pad = self.policy.tokenizer.pad_token_id
+        size = self.config.minibatch
+        out = []
+        for i in range(0, len(turns), size):
+            chunk = turns[i:i + size]
+            out.append({"batch": pad_batch([(t.prompt_ids, t.completion_ids) for t in chunk], pad, self.policy.device),
+                        "adv": torch.tensor([t.advantage for t in chunk], dtype=torch.float32,
+                                            device=self.policy.device)})
+        return out
+
+    def train_step(self, step: int) -> dict[str, Any]:
+        cfg = self.config
+        t0 = time.monotonic()
+        tasks = self.sampler.sample(self.train_tasks, cfg.tasks_per_step, step)
+        self.policy.model.eval()
+        groups = collect_groups(self.executor, self.lm, tasks, cfg.group_size, workers=cfg.workers)
+        t_rollout = time.monotonic() - t0
+        method_stats = assign_advantages(groups, cfg, step, self.scorer)
+        episodes = [ep for group in groups for ep in group]
+        turns = [t for ep in episodes for t in ep.turns if t.completion_ids]
+        train_turns = [t for t in turns if abs(t.advantage) > 1e-8] if cfg.skip_zero_advantage else turns
+        losses, kls, clips, grad_norms, trained_tokens = [], [], [], [], 0
+        if train_turns:
+            batches = self._make_batches(train_turns)
+            self._old_and_ref_logprobs(batches)
+            self.policy.model.train()
+            for _ in range(cfg.ppo_epochs):
+                for b in batches:
+                    logp = completion_logprobs(self.policy.model, b["batch"], cfg.temperature)
+                    loss, stats = ppo_clip_loss(logp, b["old"], b["adv"], b["batch"].completion_mask,
+                                                ref_logp=b.get("ref"), clip_eps=cfg.clip_eps,
+                                                clip_eps_high=cfg.clip_eps_high, kl_coef=cfg.kl_coef,
+                                                agg=cfg.loss_agg)
+                    if not torch.isfinite(loss):
+                        raise FloatingPointError(f"non-finite loss at step {step}: {stats}")
+                    self.optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                    grad_norms.append(float(torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm)))
+                    self.optimizer.step()
+                    losses.append(stats.loss)
+                    kls.append(stats.kl)
+                    clips.append(stats.clip_fraction)
+                    trained_tokens += b["batch"].tokens
+            self.policy.model.eval()
+        wall = time.monotonic() - t0
+        sampled = sum(len(t.completion_ids) for t in turns)
+        prompt_tokens = sum(len(t.prompt_ids) for t in turns)
+        record = {
+            "step": step + 1, "method": cfg.method, "tasks": [t.id for t in tasks],
+            "episodes": len(episodes), "turns": len(turns), "trained_turns": len(train_turns),
+            "score_mean": sum(ep.score for ep in episodes) / len(episodes),
+            "success_rate": sum(ep.success for ep in episodes) / len(episodes),
+            "mean_steps": sum(ep.steps for ep in episodes) / len(episodes),
+            "errors": sum(ep.error is not None for ep in episodes),
+            "advantage_abs_mean": (sum(abs(t.advantage) for t in turns) / len(turns)) if turns else 0.0,
+            "loss": _mean(losses), "kl": _mean(kls), "clip_fraction": _mean(clips),
+            "grad_norm": _mean(grad_norms), "updates": len(losses),
+            "sampled_tokens": sampled, "prompt_tokens": prompt_tokens, "trained_tokens": trained_tokens,
+            "rollout_s": round(t_rollout, 3), "wall_s": round(wall, 3),
+            "tokens_per_s": round((sampled + prompt_tokens + trained_tokens * cfg.ppo_epochs) / wall, 1) if wall else 0,
+            "peak_memory_mb": round(_peak_memory_mb(self.policy.device), 1),
+            **method_stats,
+        }
+        errors = [ep.error for ep in episodes if ep.error]
+        if errors and len(errors) == len(episodes):
+            raise RuntimeError(f"every rollout of step {step + 1} failed; first error: {errors[0]}")
+        if errors:
+            record["first_error"] = errors[0]
+        return record
+
+    # ---- the run --------------------------------------------------------------------------------------------
+    def run(self) -> TrainOutcome:
+        cfg = self.config
+        start_step = self._resume()
+        curves: list[dict[str, Any]] = []
+        t_start = time.monotonic()
+        try:
+            for step in range(start_step, cfg.steps):
+                record = self.train_step(step)
+                if cfg.val_n and cfg.val_every and (step + 1) % cfg.val_every == 0:
+                    record["val_score"] = self._evaluate("dev", cfg.val_n, None).summary["score"]["mean"]
+                with open(self.curves_path, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(record, sort_keys=True) + "\n")
+                curves.append(record)
+                if self.on_step:
+                    self.on_step(record)
+                self.console.print(f"[trainer] step {record['step']}/{cfg.steps} score {record['score_mean']:.3f} "
+                                   f"loss {record['loss']:.4f} kl {record['kl']:.4f} "
+                                   f"turns {record['trained_turns']}/{record['turns']} {record['wall_s']:.1f}s")
+                if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps:
+                    ckpt.save_checkpoint(self.ckpt_dir, step + 1, self.policy.model, self.optimizer,
+                                         {"method": cfg.method, "fingerprint": cfg.fingerprint()},
+                                         keep=cfg.keep_checkpoints)
+        finally:
+            self.executor._close_envs()  # the executor pools one environment per thread; close them
+        train_s = time.monotonic() - t_start
+        outcome = TrainOutcome(out_dir=self.out_dir, steps_done=cfg.steps, resumed_from=start_step, curves=curves)
+        outcome.timing = {"train_s": round(train_s, 3),
+                          "steps_per_s": round(len(curves) / train_s, 4) if curves and train_s else 0.0}
+        return outcome
+
+    def _evaluate(self, split: str, n: int, run_dir: Path | None, progress: bool = False):
+        from nlgrad.trainer.evaluation import evaluate_policy
+
+        cfg = self.config
+        return evaluate_policy(
+            self.policy, benchmark=cfg.benchmark, split=split, n=n, program=cfg.program,
+            step_cap=cfg.eval_step_cap or cfg.step_cap, run_dir=run_dir,
+            model_name=f"hf/{cfg.method}-{Path(cfg.model).name}", max_tokens_cap=cfg.max_new_tokens,
+            trainer_info={"method": cfg.method, "model": self.policy.source, "lora": cfg.lora, "seed": cfg.seed,
+                          "out_dir": str(self.out_dir)},
+            console=self.console, progress=progress)
+
+    def finish(self, outcome: TrainOutcome, *, save_final: bool = True, progress: bool = False) -> TrainOutcome:
+        """Save the merged model; evaluate it in-process on ``eval_n`` dev and ``test_n`` test tasks."""
+        from nlgrad.trainer.evaluation import save_merged
+
+        cfg = self.config
+        if save_final:
+            outcome.final_dir = save_merged(self.policy, self.out_dir / "final")
+        if cfg.eval_n > 0:
+            outcome.eval_summary = self._evaluate("dev", cfg.eval_n, self.out_dir / "eval-dev", progress).summary
+        if cfg.test_n > 0:
+            outcome.test_result = self._evaluate("test", cfg.test_n, self.out_dir / "eval-test", progress)
+        return outcome
+
+
+def _mean(values: list[float]) -> float:
+    finite = [v for v in values if math.isfinite(v)]
+    return sum(finite) / len(finite) if finite else 0.0
+
+
+def train(config: TrainConfig, out_dir: Path, *, console: Console | None = None, policy: Policy | None = None,
+          evaluate: bool = True, save_final: bool = True) -> TrainOutcome:
+    trainer = Trainer(config, out_dir, console=console, policy=policy)
+    outcome = trainer.run()
+    if evaluate or save_final:
+        trainer.finish(outcome, save_final=save_final)
+    return outcome

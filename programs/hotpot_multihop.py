@@ -1,0 +1,90 @@
+"""Multi-hop QA for HotpotQA in the style of DSPy/GEPA's multi-hop program, sized for a small local model.
+
+hop 1 query (LM, ``hotpot.hop1_query``) -> BM25 over the example's own 10 paragraphs (tool ``retrieve``, top ``k1``)
+-> hop 2 query (LM, ``hotpot.hop2_query``, sees the hop-1 passages) -> BM25 again (tool ``retrieve``, ``k2`` new
+paragraphs, hop-1 titles excluded) -> answer (LM, ``hotpot.answer``, a short span).
+
+Passages are shown as their first 3 sentences (at most ``passage_chars`` = 300 characters; the hop-2 query prompt
+shows the first 200). An empty or unusable query falls back to the
+question itself, so a malformed reply never breaks retrieval. Output: ``{"answer", "queries", "titles"}``.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import Any
+
+from nlgrad.benchmarks.qa_metrics import clean_reply
+from nlgrad.benchmarks.retrieval import BM25Index, first_sentences, tokenize
+from nlgrad.runtime.context import RunContext
+from nlgrad.runtime.module import Module
+from nlgrad.runtime.protocols import Task
+
+HOP1, HOP2, ANSWER = "hotpot.hop1_query", "hotpot.hop2_query", "hotpot.answer"
+
+
+def _template(name: str) -> str:
+    return files("nlgrad.programs").joinpath(f"templates/{name}").read_text(encoding="utf-8")
+
+
+def parse_query(text: str, inputs: dict[str, Any]) -> str:  # noqa: ARG001 - parser signature
+    """A cleaned one-line query ("" when the reply holds no usable word)."""
+    query = clean_reply(text, max_chars=160)
+    return query if tokenize(query) else ""
+
+
+def parse_answer(text: str, inputs: dict[str, Any]) -> str:  # noqa: ARG001 - parser signature
+    return clean_reply(text, max_chars=120)
+
+
+def paragraph_texts(context: list[dict[str, Any]]) -> list[str]:
+    """What BM25 indexes: title + the whole paragraph."""
+    return [f"{p.get('title', '')} {''.join(p.get('sentences') or [])}" for p in context]
+
+
+def retrieve(index: BM25Index, context: list[dict[str, Any]], query: str, k: int, exclude_titles: list[str],
+             max_chars: int = 300) -> list[dict[str, Any]]:
+    exclude = [i for i, p in enumerate(context) if p.get("title") in set(exclude_titles)]
+    return [{"title": context[i].get("title", ""), "text": first_sentences(context[i].get("sentences") or [],
+                                                                            3, max_chars), "score": score}
+            for i, score in index.search(query, k, exclude=exclude)]
+
+
+class HotpotMultiHopProgram:
+    name = "hotpot_multihop"
+
+    def __init__(self, benchmark=None, *, k1: int = 2, k2: int = 2, passage_chars: int = 300,
+                 hop2_chars: int = 200):
+        self.benchmark = benchmark
+        self.k1, self.k2, self.passage_chars, self.hop2_chars = k1, k2, passage_chars, hop2_chars
+        self.hop1 = Module(route=HOP1, template=_template("hotpot_hop1_query.j2"), parser=parse_query,
+                           max_tokens=24, template_name="hotpot_hop1_query.j2")
+        self.hop2 = Module(route=HOP2, template=_template("hotpot_hop2_query.j2"), parser=parse_query,
+                           max_tokens=24, template_name="hotpot_hop2_query.j2")
+        self.answer = Module(route=ANSWER, template=_template("hotpot_answer.j2"), parser=parse_answer,
+                             max_tokens=24, template_name="hotpot_answer.j2")
+
+    @property
+    def routes(self) -> list[str]:
+        return [HOP1, HOP2, ANSWER]
+
+    def run(self, task: Task, ctx: RunContext) -> dict[str, Any]:
+        question = task.inputs["question"]
+        context = list(task.inputs.get("context") or [])
+        index = BM25Index(paragraph_texts(context))
+
+        def search(query: str, k: int, exclude_titles: list[str]) -> list[dict[str, Any]]:
+            return retrieve(index, context, query, k, exclude_titles, self.passage_chars)
+
+        q1 = ctx.call(self.hop1, question=question)
+        query1 = q1.value or question
+        hop1 = ctx.tool("retrieve", search, after=[q1], query=query1, k=self.k1, exclude_titles=[])
+        seen = [{"title": p["title"], "text": first_sentences(p["text"], max_chars=self.hop2_chars)}
+                for p in hop1.value]
+        q2 = ctx.call(self.hop2, after=[hop1], question=question, passages=seen)
+        query2 = q2.value or question
+        titles1 = [p["title"] for p in hop1.value]
+        hop2 = ctx.tool("retrieve", search, after=[q2], query=query2, k=self.k2, exclude_titles=titles1)
+        passages = hop1.value + hop2.value
+        answer = ctx.call(self.answer, after=[hop1, hop2], question=question, passages=passages)
+        return {"answer": answer.value, "queries": [query1, query2], "titles": [p["title"] for p in passages]}
