@@ -34,7 +34,8 @@ SPLIT_FILES = tuple(f"{s}.jsonl" for s in SPLITS)
 def load_hotpot_rows(data_dir: str | Path | None = None) -> dict[str, list[dict[str, Any]]]:
     """All rows of the shared files, by split, in file order."""
     root = resolve_data_dir("hotpotqa", ENV_VAR, data_dir, required=SPLIT_FILES)
-    return {split: list(read_jsonl(root / f"{split}.jsonl")) for split in SPLITS}
+    fields = ("id", "question", "answer", "supporting_facts", "context")
+    return {split: list(read_jsonl(root / f"{split}.jsonl", required=fields)) for split in SPLITS}
 
 
 def _load_hf_rows(size: int = 200) -> dict[str, list[dict[str, Any]]]:

@@ -128,7 +128,8 @@ class HoverBenchmark:
             raise BenchmarkError(f"unknown split {split!r} for {self.id}; use train, dev or test")
         if self._rows is None:
             root = resolve_data_dir("hover", ENV_VAR, self.data_dir, required=SPLIT_FILES)
-            self._rows = {s: list(read_jsonl(root / f"{s}.jsonl")) for s in SPLITS}
+            fields = ("id", "claim", "label", "supporting_facts")
+            self._rows = {s: list(read_jsonl(root / f"{s}.jsonl", required=fields)) for s in SPLITS}
         return self._rows[split]
 
     def tasks(self, split: str, n: int | None = None) -> list[Task]:

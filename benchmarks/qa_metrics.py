@@ -130,8 +130,9 @@ def resolve_data_dir(name: str, env_var: str, data_dir: str | Path | None = None
     )
 
 
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Rows of a JSON-lines file; a bad line raises :class:`BenchmarkError` naming the file and line."""
+def read_jsonl(path: Path, required: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
+    """Rows of a JSON-lines file; a bad line, or a row without one of the ``required`` fields, raises
+    :class:`BenchmarkError` naming the file, the line and the field."""
     try:
         handle = path.open(encoding="utf-8")
     except OSError as exc:
@@ -141,9 +142,16 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                yield json.loads(line)
+                row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise BenchmarkError(f"{path} line {number} is not valid JSON: {exc.msg}") from None
+            if required and not isinstance(row, dict):
+                raise BenchmarkError(f"{path} line {number}: a row must be a JSON object, got {type(row).__name__}")
+            missing = [f for f in required if f not in row]
+            if missing:
+                raise BenchmarkError(f"{path} line {number}: the row (id {row.get('id')!r}) has no field "
+                                     f"{missing[0]!r}")
+            yield row
 
 
 def human_policy_path(family: str) -> Path:

@@ -36,7 +36,7 @@ def handles_errors(fn):
         try:
             return fn(*args, **kwargs)
         except NlgradError as exc:
-            err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+            err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
             raise typer.Exit(2) from None
 
     return wrapper
@@ -56,6 +56,9 @@ CriticOpt = typer.Option(None, "--critic-lm", help="Critic/optimizer model (defa
 NoCacheOpt = typer.Option(False, "--no-cache", help="Do not read or write the LM reply cache.")
 CacheDirOpt = typer.Option(None, "--cache-dir", help="LM reply cache directory.")
 RunsDirOpt = typer.Option(None, "--runs-dir", help="Where run directories are written (default: runs/).")
+ExecutorOpt = typer.Option("thread", "--executor", help="Where episodes run: thread or ray (pip install 'nlgrad[ray]').")
+RayAddressOpt = typer.Option(None, "--ray-address",
+                             help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray instance).")
 
 
 @app.command("eval")
@@ -73,6 +76,7 @@ def eval_cmd(
     run_dir: Optional[Path] = typer.Option(None, "--run-dir", help="Write here (and resume a run written here)."),
     lm: Optional[str] = LmOpt, config: Optional[Path] = ConfigOpt, no_cache: bool = NoCacheOpt,
     cache_dir: Optional[Path] = CacheDirOpt, runs_dir: Optional[Path] = RunsDirOpt,
+    executor: str = ExecutorOpt, ray_address: Optional[str] = RayAddressOpt,
 ):
     """Evaluate an agent program on a benchmark split and print the summary and LM usage."""
     from nlgrad.console import print_run
@@ -81,7 +85,8 @@ def eval_cmd(
     settings = _settings(config, lm, None, no_cache, cache_dir, runs_dir)
     request = EvalRequest(benchmark=benchmark, split=split, n=n, workers=workers, program=program,
                           policy=str(policy) if policy else None, policy_version=policy_version,
-                          step_cap=step_cap, timeout_s=timeout, run_dir=str(run_dir) if run_dir else None)
+                          step_cap=step_cap, timeout_s=timeout, run_dir=str(run_dir) if run_dir else None,
+                          executor=executor, ray_address=ray_address)
     result, used_lm = run_eval(request, settings, console=err, progress=sys.stderr.isatty())
     print_run(out, result.summary, used_lm.ledger, str(result.run_dir.path) if result.run_dir else None,
               title=f"eval {benchmark} / {split}")
@@ -111,6 +116,7 @@ def optimize_cmd(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print a cost estimate and exit."),
     lm: Optional[str] = LmOpt, critic_lm: Optional[str] = CriticOpt, config: Optional[Path] = ConfigOpt,
     no_cache: bool = NoCacheOpt, cache_dir: Optional[Path] = CacheDirOpt, runs_dir: Optional[Path] = RunsDirOpt,
+    executor: str = ExecutorOpt, ray_address: Optional[str] = RayAddressOpt,
 ):
     """Learn a policy for a benchmark's program; resumable; ends with a test-split comparison."""
     from nlgrad.config import with_available_local_models
@@ -127,7 +133,8 @@ def optimize_cmd(
         err.print(f"[yellow]warning:[/] {escape(warning)}")
     opt = _validated(OptimizeConfig, method=method, benchmark=benchmark, program=program, iterations=iterations,
                      batch=batch, val=val, test_n=test_n, seed=seed, workers=workers, step_cap=step_cap,
-                     min_support=min_support, margin=margin, init_policy=str(init_policy) if init_policy else None)
+                     min_support=min_support, margin=margin, init_policy=str(init_policy) if init_policy else None,
+                     executor=executor, ray_address=ray_address)
     budget = Budget(calls=budget_calls, tokens=budget_tokens, usd=budget_usd, time_s=parse_duration(budget_time))
     outcome = run_optimize(opt, settings, out_dir, budget=budget, console=err, progress=sys.stderr.isatty(),
                            dry_run=dry_run)

@@ -142,4 +142,14 @@ def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err.get("loc", ()))
-        raise ConfigError(err.get("msg", "invalid value"), source=source, field=field, value=err.get("input")) from None
+        message, value = err.get("msg", "invalid value"), err.get("input")
+        if _secret_like(field) or err.get("type") == "extra_forbidden":
+            value = None  # never echo what may be a credential
+        if field.endswith(".api_key"):
+            message = "API keys are not read from files: put the key in an env var and name it with api_key_env"
+        raise ConfigError(message, source=source, field=field, value=value) from None
+
+
+def _secret_like(field: str) -> bool:
+    last = field.rsplit(".", 1)[-1].lower()
+    return last != "api_key_env" and any(word in last for word in ("key", "secret", "token", "password"))

@@ -10,8 +10,10 @@ from rich.console import Console
 
 from nlgrad.config import Settings
 from nlgrad.errors import ConfigError
-from nlgrad.lm.client import LM
-from nlgrad.runtime.executor import Executor, RunResult
+from nlgrad.lm.client import LM, check_models
+from nlgrad.lm.ledger import Ledger
+from nlgrad.runtime.executor import RunResult
+from nlgrad.runtime.ray_executor import EXECUTOR_KINDS, make_executor
 from nlgrad.runtime.protocols import SPLITS, EmptyPolicy, PolicySource
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.rundir import RunDir, make_run_id
@@ -43,8 +45,13 @@ class EvalRequest:
     step_cap: int | None = None
     timeout_s: float | None = None
     run_dir: str | None = None
+    executor: str = "thread"
+    ray_address: str | None = None
 
     def validate(self) -> None:
+        if self.executor not in EXECUTOR_KINDS:
+            raise ConfigError(f"executor must be one of {', '.join(EXECUTOR_KINDS)}", field="--executor",
+                              value=self.executor)
         if self.split not in SPLITS:
             raise ConfigError(f"split must be one of {', '.join(SPLITS)}", field="--split", value=self.split)
         if self.n is not None and self.n < 1:
@@ -58,6 +65,7 @@ class EvalRequest:
 def run_eval(request: EvalRequest, settings: Settings, *, console: Console | None = None,
              progress: bool = True) -> tuple[RunResult, LM]:
     request.validate()
+    check_models(settings, ("agent",))
     benchmark = load_benchmark(request.benchmark)
     program = load_program(request.program or benchmark.default_program, benchmark=benchmark)
     policy = load_policy(request.policy, request.policy_version, benchmark)
@@ -66,7 +74,7 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
     config: dict[str, Any] = {
         "command": "eval", "benchmark": benchmark.id, "split": request.split, "n": len(tasks),
         "program": program.name, "policy": request.policy, "policy_version": request.policy_version,
-        "workers": request.workers, "step_cap": step_cap, "timeout_s": request.timeout_s,
+        "workers": request.workers, "executor": request.executor, "step_cap": step_cap, "timeout_s": request.timeout_s,
         "roles": {name: {"model": r.model, "temperature": r.temperature, "max_tokens": r.max_tokens}
                   for name, r in settings.roles.items()},
         "cache": settings.use_cache,
@@ -75,10 +83,12 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
         "eval", benchmark.id, request.split, config)
     run_dir = RunDir(path).create()
     run_dir.write_config(config)
-    lm = LM(settings)
-    executor = Executor(benchmark=benchmark, program=program, lm=lm, policy=policy, workers=request.workers,
+    journal = run_dir.path / "ledger.jsonl"  # survives a kill; ledger.json totals every attempt of this run dir
+    lm = LM(settings, ledger=Ledger(journal=journal))
+    executor = make_executor(request.executor, ray_address=request.ray_address,
+                             benchmark=benchmark, program=program, lm=lm, policy=policy, workers=request.workers,
                         step_cap=step_cap, timeout_s=request.timeout_s, run_dir=run_dir, progress=progress,
                         console=console, label=f"eval {benchmark.id}/{request.split}")
     result = executor.run(tasks, resume=request.run_dir is not None)
-    lm.ledger.save(run_dir.path / "ledger.json")
+    Ledger.replay(journal).save(run_dir.path / "ledger.json")
     return result, lm

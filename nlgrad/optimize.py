@@ -9,25 +9,28 @@ finished rollouts are read back from ``results.jsonl``, and repeated LM calls ar
 from __future__ import annotations
 
 import importlib
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from nlgrad.config import Settings
 from nlgrad.errors import ConfigError
 from nlgrad.files import write_json_atomic
-from nlgrad.lm.client import LM
+from nlgrad.lm.client import LM, check_models
 from nlgrad.lm.ledger import Ledger
 from nlgrad.methods import METHODS
 from nlgrad.methods.base import IterationRecord, OptimizeConfig, OptimizeState, Workspace
 from nlgrad.methods.budget import Budget
 from nlgrad.methods.strategies.acceptance import PairedImprovementGate
 from nlgrad.policy import PolicyMemory, PolicyStore
-from nlgrad.runtime.executor import Executor, RunResult
+from nlgrad.runtime.executor import RunResult
+from nlgrad.runtime.ray_executor import make_executor
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.rundir import RunDir
 
@@ -76,28 +79,44 @@ def _load_state(work_dir: Path, config: OptimizeConfig) -> OptimizeState:
     path = work_dir / "state.json"
     if not path.exists():
         return OptimizeState(config_fingerprint=config.fingerprint())
-    state = OptimizeState.model_validate_json(path.read_text(encoding="utf-8"))
+    try:
+        state = OptimizeState.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        raise ConfigError(f"the saved optimizer state is unreadable ({first['msg']}); restore it or choose a new --out",
+                          source=str(path), field=".".join(map(str, first["loc"])) or None,
+                          value=first.get("input") if first["loc"] else None) from None
     if state.config_fingerprint != config.fingerprint():
         raise ConfigError("this output directory was started with different settings; resume with the same options "
                           "or choose a new --out", field="--out", value=str(work_dir.parent))
     return state
 
 
-def _reconcile(state: OptimizeState, store: PolicyStore) -> None:
-    """A crash after a commit / rejection but before state.json was written: count that iteration as done."""
-    done = state.completed
+def _reconcile(state: OptimizeState, store: PolicyStore, work_dir: Path) -> None:
+    """A crash after a commit / rejection but before state.json was written: count that iteration as done, and
+    record truthfully what it decided (from the store and the iteration's gate.json)."""
+    recovered: dict[int, IterationRecord] = {}
     for version in store.versions():
-        note = store.load(version).note
-        if note.startswith("iteration "):
+        memory = store.load(version)
+        if memory.note.startswith("iteration "):
             try:
-                done = max(done, int(note.split()[1].rstrip(":")))
+                iteration = int(memory.note.split()[1].rstrip(":"))
             except ValueError:
-                pass
+                continue
+            recovered[iteration] = IterationRecord(iteration=iteration, accepted=True, version=version,
+                                                   n_ops=memory.n_ops, note="recovered after a crash")
     for rejected in store.rejected():
-        done = max(done, int(rejected.scores.get("iteration", 0)))
-    if done > state.completed:
-        state.history.append(IterationRecord(iteration=done, note="recovered after a crash"))
-        state.completed = done
+        iteration = int(rejected.scores.get("iteration", 0))
+        if iteration:
+            recovered.setdefault(iteration, IterationRecord(iteration=iteration, n_ops=len(rejected.ops),
+                                                            note="recovered after a crash"))
+    for iteration in sorted(i for i in recovered if i > state.completed):
+        record = recovered[iteration]
+        gate = work_dir / f"iter-{iteration:04d}" / "gate.json"
+        if gate.exists():
+            record.gate = json.loads(gate.read_text(encoding="utf-8"))
+        state.history.append(record)
+        state.completed = iteration
 
 
 def estimate(config: OptimizeConfig, benchmark, program) -> dict[str, Any]:
@@ -125,6 +144,7 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
     if dry_run:
         return estimate(config, benchmark, program)
     method = load_method(config.method, config.method_options)
+    check_models(settings, ("agent", "critic", "optimizer"))
     _check_writable(out)
     work_dir = out / "run"
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -134,12 +154,15 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
     store.repair()
     if not store.versions():
         store.commit(_initial_memory(config, program.name), method="init", note="initial policy")
-    _reconcile(state, store)
+    _reconcile(state, store, work_dir)
     initial_version = store.versions()[0]
-    lm = LM(settings)
+    journal = work_dir / "ledger.jsonl"
+    if state.ledger and not journal.exists():  # a run started before the journal existed
+        Ledger(journal=journal).merge(Ledger.from_dict(state.ledger))
+    previous = Ledger.replay(journal)  # every call of earlier (possibly killed) processes, partial iterations too
+    lm = LM(settings, ledger=Ledger(journal=journal))
     ws = Workspace(config=config, benchmark=benchmark, program=program, lm=lm, store=store, work_dir=work_dir)
     gate = PairedImprovementGate(margin=config.margin)
-    previous = Ledger.from_dict(state.ledger) if state.ledger else Ledger()
     start = time.monotonic()
 
     def save_state() -> None:
@@ -181,6 +204,7 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
                                        keep_traces=False)
                     decision = gate.decide(cand.scores, current.scores).to_dict()
                 record.gate = decision
+                ws.write(iteration, "gate.json", decision)  # before the commit, so a crash after it can be explained
                 scores = {"val": decision["candidate_mean"], "val_parent": decision["current_mean"],
                           "val_diff": decision["mean_diff"], "iteration": iteration}
                 if decision["accept"]:
@@ -190,7 +214,6 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
                                                   note=f"iteration {iteration}: {decision['reason']}")
                 else:
                     store.record_rejected(proposal.ops, decision["reason"], scores=scores, parent=memory.version)
-                ws.write(iteration, "gate.json", decision)
             state.history.append(record)
             state.completed = iteration
             save_state()
@@ -224,7 +247,8 @@ def final_test(ws: Workspace, store: PolicyStore, initial: int, final: int, *, c
     out: dict[str, Any] = {"initial_version": initial, "final_version": final, "n": len(tasks)}
     for label, version in (("initial", initial), ("final", final)):
         run_dir = RunDir(ws.work_dir / "final" / f"test-v{version}").create()
-        executor = Executor(benchmark=ws.benchmark, program=ws.program, lm=ws.lm, policy=store.load(version),
+        executor = make_executor(ws.config.executor, ray_address=ws.config.ray_address,
+                                 benchmark=ws.benchmark, program=ws.program, lm=ws.lm, policy=store.load(version),
                             workers=ws.config.workers, step_cap=ws.step_cap, run_dir=run_dir, progress=progress,
                             console=console, label=f"test {label} v{version}")
         result: RunResult = executor.run(tasks, resume=True)

@@ -110,6 +110,9 @@ class TWXReActProgram:
             actions = rank_actions(obs.valid_actions, task_text, tried[state])[: self.max_actions]
             if not actions:
                 break
+            if ctx.steps_left == 0:  # no step left: do not pay for an action that cannot be played
+                ctx.episode.stopped_by_cap = True
+                break
             inputs = {"task": task_text, "last_action": last_action,
                       "observation": obs.text, "visited": visited or ["(none yet)"], "step": ctx.episode.steps + 1,
                       "step_cap": step_cap, "actions": actions}

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import diskcache
+
+from nlgrad.errors import ConfigError
 
 # Sampling parameters that change what a model returns. Anything else (timeouts, keys, api_base) stays out.
 KEY_PARAMS = ("temperature", "top_p", "max_tokens", "stop", "seed", "response_format", "n")
@@ -38,7 +41,12 @@ class ReplyCache:
 
     def __init__(self, directory: str | Path, size_limit_bytes: int = 4 * 2**30):
         self.directory = Path(directory)
-        self._cache = diskcache.Cache(str(self.directory), size_limit=size_limit_bytes)
+        try:
+            self._cache = diskcache.Cache(str(self.directory), size_limit=size_limit_bytes)
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"cannot use the LM reply cache ({exc}); fix or delete it, choose another with "
+                              "--cache-dir, or run with --no-cache", field="cache_dir",
+                              value=str(self.directory)) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
         try:

@@ -18,8 +18,34 @@ from nlgrad.lm.local_models import model_fingerprint
 from nlgrad.lm.local_server import LOCAL_API_KEY, LocalServers
 from nlgrad.lm.retry import backoff_delay, is_retryable
 
+litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout; nlgrad reports errors itself
+
 LOCAL_PREFIX = "local/"
 DEFAULT_REMOTE_CONCURRENCY = 8
+NO_AUTH_KEY = "sk-no-key-configured"
+
+
+def check_models(settings: Settings, roles: tuple[str, ...]) -> None:
+    """Fail before any work if a role names an unknown local model or a model string litellm cannot route."""
+    from nlgrad.errors import ConfigError, LocalModelError
+    from nlgrad.lm.local_models import BUILTIN_MODELS, is_available
+
+    for role in roles:
+        cfg = settings.role(role)
+        if cfg.model.startswith(LOCAL_PREFIX):
+            name = cfg.model[len(LOCAL_PREFIX):]
+            if name not in BUILTIN_MODELS and name not in settings.local_models:
+                known = ", ".join(f"local/{n}" for n in sorted(BUILTIN_MODELS))
+                raise LocalModelError(f"unknown local model '{cfg.model}'; known: {known} "
+                                      f"(or map one in settings.local_models) [roles.{role}.model]")
+            if not is_available(name, settings.local_models):
+                raise LocalModelError(f"local model '{cfg.model}' (roles.{role}.model) is not installed")
+            continue
+        try:
+            litellm.get_llm_provider(cfg.model, api_base=cfg.api_base)
+        except Exception as exc:  # noqa: BLE001 - litellm raises BadRequestError for unknown providers
+            raise ConfigError(f"litellm cannot route this model string: {_short(exc, 160)}",
+                              field=f"roles.{role}.model", value=cfg.model) from None
 
 
 @dataclass(frozen=True)
@@ -111,6 +137,9 @@ class LM:
         if model.startswith(LOCAL_PREFIX):
             info = self.servers.ensure(model[len(LOCAL_PREFIX):])
             return _Route(f"openai/{info.name}", info.api_base, LOCAL_API_KEY)
+        if api_key is None and cfg.api_base and model.startswith("openai/"):
+            # an OpenAI-compatible server without auth (vLLM, SGLang, llama.cpp): litellm still wants *a* key
+            api_key = os.environ.get("OPENAI_API_KEY") or NO_AUTH_KEY
         return _Route(model, cfg.api_base, api_key)
 
     def _semaphore(self, model: str, cfg) -> threading.BoundedSemaphore:

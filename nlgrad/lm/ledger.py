@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,22 +34,47 @@ class Ledger:
     """Thread-safe usage totals per role. ``calls`` counts calls that reached the model (cache misses)."""
 
     roles: dict[str, RoleUsage] = field(default_factory=dict)
+    journal: Path | None = field(default=None, compare=False)  # append one JSON line per recorded delta
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def record(self, role: str, *, cached: bool, prompt_tokens: int = 0, completion_tokens: int = 0,
                cost_usd: float = 0.0, wall_s: float = 0.0, retries: int = 0, error: bool = False) -> None:
+        delta = RoleUsage(retries=retries, errors=int(error))
+        if cached:
+            delta.cached = 1
+        elif not error:
+            delta.calls, delta.prompt_tokens, delta.completion_tokens = 1, prompt_tokens, completion_tokens
+            delta.cost_usd, delta.wall_s = cost_usd, wall_s
         with self._lock:
-            usage = self.roles.setdefault(role, RoleUsage())
-            if cached:
-                usage.cached += 1
-            elif not error:
-                usage.calls += 1
-                usage.prompt_tokens += prompt_tokens
-                usage.completion_tokens += completion_tokens
-                usage.cost_usd += cost_usd
-                usage.wall_s += wall_s
-            usage.retries += retries
-            usage.errors += int(error)
+            self.roles.setdefault(role, RoleUsage()).add(delta)
+            self._journal({role: delta})
+
+    def _journal(self, deltas: dict[str, RoleUsage]) -> None:
+        """Append the deltas as one line with a single O_APPEND write (survives SIGKILL; a torn tail is skipped)."""
+        if self.journal is None or not deltas:
+            return
+        line = json.dumps({name: asdict(u) for name, u in deltas.items()}, sort_keys=True) + "\n"
+        fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+
+    @classmethod
+    def replay(cls, path: str | Path) -> "Ledger":
+        """Totals of a journal written by a ledger with ``journal=path`` (a missing file is an empty ledger)."""
+        ledger = cls()
+        path = Path(path)
+        if not path.exists():
+            return ledger
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the torn last line of a killed process
+            for name, usage in record.items():
+                ledger.roles.setdefault(name, RoleUsage()).add(RoleUsage(**usage))
+        return ledger
 
     def total(self) -> RoleUsage:
         out = RoleUsage()
@@ -70,6 +96,7 @@ class Ledger:
         with self._lock:
             for name, usage in other.roles.items():
                 self.roles.setdefault(name, RoleUsage()).add(usage)
+            self._journal(dict(other.roles))
 
     def save(self, path: str | Path) -> None:
         from nlgrad.files import write_json_atomic

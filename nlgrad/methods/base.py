@@ -12,7 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,8 +21,9 @@ from nlgrad.files import write_json_atomic
 from nlgrad.lm.client import LM
 from nlgrad.methods.strategies.sampler import BatchSampler, SeededMinibatchSampler
 from nlgrad.policy import PolicyBounds, PolicyMemory, PolicyStore, UpdateReport
-from nlgrad.runtime.executor import Executor, RunResult
+from nlgrad.runtime.executor import RunResult
 from nlgrad.runtime.protocols import Task
+from nlgrad.runtime.ray_executor import make_executor
 from nlgrad.runtime.rundir import RunDir
 
 
@@ -52,10 +53,12 @@ class OptimizeConfig(BaseModel):
     bounds: PolicyBounds = Field(default_factory=PolicyBounds)
     init_policy: str | None = None
     method_options: dict[str, Any] = Field(default_factory=dict)
+    executor: Literal["thread", "ray"] = "thread"
+    ray_address: str | None = None
 
     def fingerprint(self) -> str:
         """What must match for a resume: everything except test-time-only settings and worker count."""
-        data = self.model_dump(mode="json", exclude={"test_n", "workers"})
+        data = self.model_dump(mode="json", exclude={"test_n", "workers", "executor", "ray_address"})
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -121,7 +124,8 @@ class Workspace:
                  keep_traces: bool = True) -> RunResult:
         guard_not_test(tasks)
         run_dir = RunDir(self.iteration_dir(iteration) / label).create()
-        executor = Executor(benchmark=self.benchmark, program=self.program, lm=self.lm, policy=memory,
+        executor = make_executor(self.config.executor, ray_address=self.config.ray_address,
+                                 benchmark=self.benchmark, program=self.program, lm=self.lm, policy=memory,
                             workers=self.config.workers, step_cap=self.step_cap, run_dir=run_dir, progress=False,
                             keep_traces=keep_traces, label=label)
         result = executor.run(tasks, resume=True)

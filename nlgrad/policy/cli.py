@@ -10,6 +10,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from nlgrad.errors import NlgradError
 from nlgrad.files import write_text_atomic
@@ -41,7 +42,8 @@ class DiffFormat(str, Enum):
 
 
 def _fail(exc: Exception, code: int = 2) -> typer.Exit:
-    Console(stderr=True, highlight=False).print(f"[red]error:[/red] {exc}", markup=True, soft_wrap=True)
+    Console(stderr=True, highlight=False).print(f"[red]error:[/red] {escape(str(exc))}", markup=True,
+                                                soft_wrap=True)
     return typer.Exit(code)
 
 

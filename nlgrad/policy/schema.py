@@ -44,8 +44,12 @@ def _check_id(value: str) -> str:
     return value
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0/C1 controls except tab and newline
+
+
 def _clean_text(value: str) -> str:
-    value = value.replace("\r\n", "\n").replace("\r", "\n").strip()
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    value = _CONTROL.sub("", value).strip()
     if not value:
         raise ValueError("the text of an entry must not be empty")
     if len(value) > MAX_TEXT_CHARS:
@@ -57,7 +61,7 @@ def clean_when(value: str | None) -> str | None:
     """Normalise an applicability condition: strip, drop a leading "when", empty means unconditional."""
     if value is None:
         return None
-    value = " ".join(value.split())
+    value = " ".join(_CONTROL.sub("", value).split())
     if value.lower().startswith("when "):
         value = value[5:].lstrip()
     value = value.rstrip(" ,;:")

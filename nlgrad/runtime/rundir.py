@@ -55,7 +55,13 @@ class RunDir:
 
     def append_result(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str) + "\n"
-        with self._lock, open(self.path / "results.jsonl", "a", encoding="utf-8") as fh:
+        path = self.path / "results.jsonl"
+        with self._lock, open(path, "a", encoding="utf-8") as fh:
+            if fh.tell() > 0:
+                with open(path, "rb") as check:
+                    check.seek(-1, os.SEEK_END)
+                    if check.read(1) != b"\n":  # a torn line from a killed writer: start on a fresh line
+                        line = "\n" + line
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
