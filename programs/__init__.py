@@ -6,6 +6,8 @@ CATALOG: dict[str, str] = {
     "hotpot_multihop": "nlgrad.programs.hotpot_multihop:HotpotMultiHopProgram",
     "hover_verify": "nlgrad.programs.hover_verify:HoverVerifyProgram",
     "locomo_rag": "nlgrad.programs.locomo_rag:LocomoRAGProgram",
+    "team_hotpot": "nlgrad.programs.team_hotpot:TeamHotpotProgram",
+    "team_twx": "nlgrad.programs.team_twx:TeamTWXProgram",
     "if_follow": "nlgrad.programs.if_follow:InstructionFollowProgram",
     "echo_floor": "nlgrad.programs.floors:EchoFloor",
     "majority_floor": "nlgrad.programs.floors:MajorityLabelFloor",

@@ -3,13 +3,13 @@
 #
 # llama-cpp-python ships only an sdist: it is compiled once with CMAKE_ARGS="-DGGML_NATIVE=OFF" (a native build
 # enables AMX kernels that die with SIGILL on some CPUs) into a wheel kept under $NLGRAD_HOME/wheels, never in pip's
-# cache, and installed from there. Extras default to local,twx,if,train,ray,dev; set NLGRAD_EXTRAS to change them.
+# cache, and installed from there. Extras default to local,twx,if,train,ray,report,baselines,dev; set NLGRAD_EXTRAS to change them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PY="${PYTHON:-python3}"
 LLAMA_VERSION="0.3.36"
-EXTRAS="${NLGRAD_EXTRAS:-local,twx,if,train,ray,dev}"
+EXTRAS="${NLGRAD_EXTRAS:-local,twx,if,train,ray,report,baselines,dev}"
 WHEELS="${NLGRAD_HOME:-$HOME/.cache/nlgrad}/wheels/llama-cpp-python-${LLAMA_VERSION}-generic"
 export LITELLM_LOCAL_MODEL_COST_MAP=True
 export PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -24,6 +24,11 @@ if ! command -v java >/dev/null 2>&1; then
   else
     echo "[install] please install a Java 17 runtime (e.g. apt-get install openjdk-17-jre-headless)" >&2
   fi
+fi
+
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "[install] chromium (headless check of HTML reports)" >&2
+  apt-get update -qq && apt-get install -y -qq chromium >/dev/null || echo "[install] chromium not installed" >&2
 fi
 
 if [[ ",$EXTRAS," == *",local,"* ]] && ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then

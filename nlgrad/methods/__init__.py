@@ -8,4 +8,9 @@ METHODS: dict[str, str] = {
     "langmarl": "nlgrad.methods.langmarl:LangMARL",
     "dmrl": "nlgrad.methods.dmrl:DMRL",
     "jerp": "nlgrad.methods.jerp:JERP",
+    "none": "nlgrad.methods.baselines.static:NoPolicy",
+    "human": "nlgrad.methods.baselines.static:HumanPolicy",
+    "gepa": "nlgrad.methods.baselines.gepa_adapter:GEPA",
+    "miprov2": "nlgrad.methods.baselines.miprov2:MIPROv2",
+    "textgrad": "nlgrad.methods.baselines.textgrad_method:TextGrad",
 }

@@ -1,0 +1,92 @@
+"""``nlgrad compare`` and ``nlgrad report`` (registered on the main app by :func:`register`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def _parse_options(items: list[str]) -> dict[str, dict]:
+    """``--method-option gepa.reflection_minibatch_size=2`` -> ``{"gepa": {"reflection_minibatch_size": 2}}``."""
+    import yaml
+
+    from nlgrad.errors import ConfigError
+
+    out: dict[str, dict] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        method, dot, option = key.partition(".")
+        if not sep or not dot or not method or not option:
+            raise ConfigError("a method option looks like METHOD.NAME=VALUE", field="--method-option", value=item)
+        out.setdefault(method, {})[option] = yaml.safe_load(value)
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    from nlgrad.cli import CacheDirOpt, ConfigOpt, CriticOpt, LmOpt, NoCacheOpt, _settings, _validated, err, \
+        handles_errors, out
+
+    @app.command("compare")
+    @handles_errors
+    def compare_cmd(
+        benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin."),
+        methods: str = typer.Option("none,human,nlpg", "--methods",
+                                    help="Comma-separated: none, human, nlpg, langmarl, dmrl, jerp, gepa, miprov2, "
+                                         "textgrad, grpo... (external)."),
+        budget_rollouts: int = typer.Option(..., "--budget-rollouts", help="Rollouts each optimizer may use."),
+        seeds: int = typer.Option(3, "--seeds", help="Seeds per method (0..N-1)."),
+        out_dir: Path = typer.Option(..., "--out", help="Output folder, e.g. reports/coin (rerun to resume)."),
+        test_n: int = typer.Option(20, "--test-n", help="Test tasks every final policy is scored on."),
+        val: int = typer.Option(12, "--val", help="Dev tasks used for validation by every optimizer."),
+        batch: int = typer.Option(6, "--batch", help="Train tasks per iteration."),
+        workers: int = typer.Option(1, "--workers", "-w", help="Parallel worker threads for rollouts."),
+        step_cap: Optional[int] = typer.Option(None, "--step-cap", help="Max environment steps per task."),
+        program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
+        budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Also stop at this many tokens."),
+        method_option: list[str] = typer.Option([], "--method-option",
+                                                help="METHOD.NAME=VALUE passed to a method (repeatable)."),
+        lm: Optional[str] = LmOpt, critic_lm: Optional[str] = CriticOpt, config: Optional[Path] = ConfigOpt,
+        no_cache: bool = NoCacheOpt, cache_dir: Optional[Path] = CacheDirOpt,
+    ):
+        """Run every method on the same agent, budget, seeds and test split; write a table, plots and report.html."""
+        import time
+
+        from rich.markup import escape
+
+        from nlgrad.compare.harness import CompareConfig, Harness
+        from nlgrad.compare.table import to_rich
+        from nlgrad.config import with_available_local_models
+
+        settings = _settings(config, lm, critic_lm, no_cache, cache_dir, None)
+        if critic_lm:
+            settings = settings.with_role_model("optimizer", critic_lm)
+        settings, warnings = with_available_local_models(settings)
+        for warning in warnings:
+            err.print(f"[yellow]warning:[/] {escape(warning)}")
+        names = [m.strip() for m in methods.split(",") if m.strip()]
+        cfg = _validated(CompareConfig, benchmark=benchmark, methods=names, budget_rollouts=budget_rollouts,
+                         seeds=seeds, test_n=test_n, val=val, batch=batch, workers=workers, step_cap=step_cap,
+                         program=program, budget_tokens=budget_tokens,
+                         method_options=_parse_options(method_option))
+        start = time.monotonic()
+        results = Harness(cfg, settings, out_dir, console=err, progress=sys.stderr.isatty()).run()
+        out.print(to_rich(results.rows, results.reference, title=f"{benchmark}: test split "
+                                                                 f"({len(results.test_task_ids)} tasks)"))
+        out.print(f"wall time {time.monotonic() - start:.0f}s; table: {out_dir / 'table.md'}; "
+                  f"report: {out_dir / 'report.html'}", soft_wrap=True)
+
+    @app.command("report")
+    @handles_errors
+    def report_cmd(
+        path: Path = typer.Argument(..., help="An optimize --out folder (policy store + run/), or its run/ folder."),
+        out_file: Optional[Path] = typer.Option(None, "--out", help="Where to write the HTML (default: "
+                                                                      "report.html in the policy folder)."),
+    ):
+        """Render one optimize run as a self-contained HTML report (curve, updates, policy diffs)."""
+        from nlgrad.compare.html import render_run_report
+
+        written = render_run_report(path, out_file)
+        out.print(f"report: {written}", soft_wrap=True)

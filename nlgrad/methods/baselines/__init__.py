@@ -1,0 +1,14 @@
+"""Baseline methods for ``nlgrad compare`` (and ``nlgrad optimize --method ...``).
+
+``none`` and ``human`` are static; ``gepa``, ``miprov2`` and ``textgrad`` run the real libraries on the route texts of
+the same program, through the same executor, and store their result as policy memory (one ``rule`` entry per
+optimized route; see :mod:`nlgrad.methods.baselines.common`). Heavy libraries are imported inside ``propose``.
+"""
+
+BASELINES: dict[str, str] = {
+    "none": "nlgrad.methods.baselines.static:NoPolicy",
+    "human": "nlgrad.methods.baselines.static:HumanPolicy",
+    "gepa": "nlgrad.methods.baselines.gepa_adapter:GEPA",
+    "miprov2": "nlgrad.methods.baselines.miprov2:MIPROv2",
+    "textgrad": "nlgrad.methods.baselines.textgrad_method:TextGrad",
+}

@@ -1,0 +1,308 @@
+"""JERP (language half): an experiential rule pool with utilities, retrieved per task, maintained by a reflector.
+
+* **Pool** - the policy memory's rules (see :mod:`nlgrad.methods.rule_pool`), one pool per task family (the store
+  is per program and benchmark), each rule with a utility (helpful - harmful).
+* **Retrieval at decision time** - :class:`RetrievingPolicy` gives each task only its top-``k`` rules per route by
+  embedding similarity between the task and the rule (plus a small utility bonus), computed once at the task's
+  first prompt and fixed for the whole episode. The query is the task's inputs plus, for interactive tasks, the
+  first observation (where TWX states the task). The executor hands one policy object to every task, so
+  :class:`RetrievalProgram` wraps the program and swaps ``ctx.policy`` for ``policy.for_task(task, ...)`` at the
+  start of each run; JERP installs that wrapper on ``ws.program`` so rollouts, the shared gate and the final test
+  all see retrieved rules. What was retrieved is stored in the trace (``graph["jerp"]``).
+* **After each batch** - votes from rule presence in successes / failures (rules repeatedly present in failures
+  lose utility), a frozen reflector compares each failure (up to ``max_reflect``) with the most similar stored
+  successful reference of its family and proposes ADD / EDIT / UPVOTE / DOWNVOTE / MERGE; the update is applied
+  under the policy bounds and the pool is pruned to ``capacity`` (lowest utility first). Successes of the batch
+  become references (``run/jerp_references.json``).
+* **Weight half seam** - ``iter-NNNN/jerp_batch.jsonl`` lists each rollout (task, family, query, retrieved rule ids,
+  score, trace path) and an optional :class:`WeightLearner` gets the same records: the companion trainer's joint
+  RL update of the agent on the same trajectories plugs in there.
+
+Cost per iteration: ``batch`` rollouts + at most ``max_reflect`` reflector calls + the shared gate (2 x ``--val``
+rollouts, none with ``gate="none"``); embedding is local (MiniLM on the CPU, ~40 s to load once).
+
+``gate="val"`` (default) lets the shared paired validation gate accept pool updates; ``gate="none"`` applies every
+batch's update unvalidated, as in the original experiential-learning loop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from importlib.resources import files
+from typing import Any, Callable, Literal, Protocol
+
+from nlgrad.credit.render import clip
+from nlgrad.errors import LMCallError, StructuredOutputError
+from nlgrad.methods.base import Proposal, Workspace
+from nlgrad.methods.embeddings import Embedder, cosine, load_embedder
+from nlgrad.methods.rule_pool import (Presence, ReferenceStore, Reflection, RulePool, apply_pool_update,
+                                      presence_votes, to_policy_ops)
+from nlgrad.policy import PolicyMemory, UpdateProvenance, render_line
+from nlgrad.policy.render import render_entries
+from nlgrad.policy.schema import PolicyEntry
+from nlgrad.runtime.module import Module
+from nlgrad.runtime.protocols import Task
+from nlgrad.runtime.trace import Trace
+
+log = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------------------------------------ retrieval
+def task_query(task: Task, ctx=None, max_chars: int = 600) -> str:
+    """Text describing a task: its string inputs and, once the environment was reset, the first observation."""
+    parts = [f"{v}" for v in task.inputs.values() if isinstance(v, (str, int, float))]
+    episode = getattr(ctx, "episode", None)
+    first = getattr(episode, "first_observation", None)
+    if first is not None:
+        parts += [str(first.info.get("task", "")), first.text]
+    return clip(" ".join(p for p in parts if p), max_chars)
+
+
+def rule_text(entry: PolicyEntry) -> str:
+    return f"{entry.when or ''} {entry.text}".strip()
+
+
+def rank_rules(query: str, rules: list[PolicyEntry], embedder: Embedder, *, k: int,
+               utility_weight: float = 0.1) -> list[tuple[PolicyEntry, float]]:
+    """Top ``k`` rules by cosine(query, rule) + utility_weight * u / (1 + |u|) (u = utility); ties: rule id."""
+    if not rules or k <= 0:
+        return []
+    vectors = embedder.embed([query] + [rule_text(r) for r in rules])
+    scored = []
+    for rule, vec in zip(rules, vectors[1:]):
+        u = rule.utility
+        scored.append((rule, cosine(vectors[0], vec) + utility_weight * u / (1 + abs(u))))
+    scored.sort(key=lambda pair: (-pair[1], pair[0].id or ""))
+    return scored[:k]
+
+
+class TaskPolicy:
+    """The policy one task sees: per route, the top-k rules for this task, chosen at first use and then fixed."""
+
+    def __init__(self, memory: PolicyMemory, embedder: Embedder, *, k: int, utility_weight: float,
+                 query_fn: Callable[[], str]):
+        self.memory, self.embedder, self.k, self.utility_weight = memory, embedder, k, utility_weight
+        self._query_fn = query_fn
+        self.query: str | None = None
+        self.retrieved: dict[str, list[str]] = {}
+        self._text: dict[str, str] = {}
+
+    def render(self, route: str) -> str:
+        if route not in self._text:
+            if self.query is None:
+                self.query = self._query_fn()
+            top = rank_rules(self.query, self.memory.active_entries(route), self.embedder, k=self.k,
+                             utility_weight=self.utility_weight)
+            self.retrieved[route] = [r.id or "" for r, _ in top]
+            self._text[route] = render_entries([r for r, _ in top])
+        return self._text[route]
+
+
+class RetrievingPolicy:
+    """A rule pool as a policy source. ``for_task(task)`` is what a task should see; ``render(route)`` alone (no
+    task known) falls back to the whole route, as plain policy memory does."""
+
+    def __init__(self, memory: PolicyMemory, embedder: Embedder, *, k: int = 4, utility_weight: float = 0.1):
+        self.memory, self.embedder, self.k, self.utility_weight = memory, embedder, k, utility_weight
+
+    def render(self, route: str) -> str:
+        return self.memory.render(route)
+
+    def for_task(self, task: Task, ctx=None, query_fn: Callable[[], str] | None = None) -> TaskPolicy:
+        """The policy of one task. The query is built at the first render (after an environment reset, so it can
+        include the first observation from ``ctx``) unless ``query_fn`` is given."""
+        return TaskPolicy(self.memory, self.embedder, k=self.k, utility_weight=self.utility_weight,
+                          query_fn=query_fn or (lambda: task_query(task, ctx)))
+
+
+class RetrievalProgram:
+    """Wraps a program so each task runs with ``RetrievingPolicy(ctx.policy).for_task(task)`` (see module doc)."""
+
+    def __init__(self, program, embedder: Embedder, *, k: int = 4, utility_weight: float = 0.1):
+        self.inner, self.embedder, self.k, self.utility_weight = program, embedder, k, utility_weight
+        self.name = program.name
+
+    @property
+    def routes(self) -> list[str]:
+        return self.inner.routes
+
+    def __getattr__(self, item: str):  # agents, benchmark, modules ... of the wrapped program
+        return getattr(self.inner, item)
+
+    def run(self, task: Task, ctx):
+        if not isinstance(ctx.policy, PolicyMemory):
+            return self.inner.run(task, ctx)
+        policy = RetrievingPolicy(ctx.policy, self.embedder, k=self.k, utility_weight=self.utility_weight)
+        scoped = policy.for_task(task, ctx)
+        ctx.policy = scoped
+        try:
+            return self.inner.run(task, ctx)
+        finally:
+            ctx.trace.graph.graph["jerp"] = {"query": scoped.query or "", "retrieved": dict(scoped.retrieved)}
+
+
+def retrieved_ids(trace: Trace | None) -> list[str]:
+    info = trace.graph.graph.get("jerp", {}) if trace is not None else {}
+    return [i for ids in (info.get("retrieved") or {}).values() for i in ids]
+
+
+def trajectory_lines(trace: Trace, max_lines: int = 12, chars: int = 90) -> list[str]:
+    """A compact account of what the agent did: module outputs (chosen actions) and what followed."""
+    lines = []
+    for node in trace.nodes():
+        if node["kind"] == "module":
+            parsed = node.get("parsed")
+            said = parsed.get("action") if isinstance(parsed, dict) and parsed.get("action") else node.get("output")
+            lines.append(f"{node['route'].split('.')[-1]}: {clip(said, chars)}")
+        elif node["kind"] == "env" and node["route"] == "env.step":
+            lines.append(f"  -> {clip(node.get('observation', ''), chars)}")
+    if len(lines) > max_lines:
+        lines = lines[:3] + ["..."] + lines[-(max_lines - 4):]
+    return lines
+
+
+# ------------------------------------------------------------------------------------------------ the method
+class WeightLearner(Protocol):
+    """Seam for the weight half of JERP: called after each batch with the rollout records of that batch."""
+
+    def on_batch(self, records: list[dict[str, Any]], ws: Workspace, iteration: int) -> None: ...
+
+
+def _module() -> Module:
+    source = files("nlgrad.methods").joinpath("templates/jerp_reflect.j2").read_text(encoding="utf-8")
+    return Module(route="jerp.reflect", template=source, role="optimizer", template_name="jerp_reflect.j2")
+
+
+class JERP:
+    name = "jerp"
+
+    def __init__(self, *, k: int = 4, capacity: int = 16, utility_weight: float = 0.1, min_failures: int = 2,
+                 min_utility: int | None = -3, max_reflect: int = 3, max_ops: int = 3, max_references: int = 8,
+                 embedder: str = "auto", gate: Literal["val", "none"] = "val", reflect_tokens: int = 320,
+                 weight_learner: WeightLearner | None = None):
+        if gate not in ("val", "none"):
+            raise ValueError(f"gate must be val or none, got {gate!r}")
+        self.k, self.capacity, self.utility_weight = k, capacity, utility_weight
+        self.min_failures, self.min_utility = min_failures, min_utility
+        self.max_reflect, self.max_ops = max_reflect, max_ops
+        self.max_references, self.embedder_kind, self.gate = max_references, embedder, gate
+        self.reflect_tokens, self.weight_learner = reflect_tokens, weight_learner
+        self.module = _module()
+        self.skipped: list[dict[str, str]] = []
+
+    def install(self, ws: Workspace) -> Embedder:
+        """Wrap ``ws.program`` for retrieval (idempotent) and return the embedder."""
+        if not isinstance(ws.program, RetrievalProgram):
+            ws.program = RetrievalProgram(ws.program, load_embedder(self.embedder_kind), k=self.k,
+                                          utility_weight=self.utility_weight)
+        return ws.program.embedder
+
+    @staticmethod
+    def family(ws: Workspace, task: Task) -> str:
+        sub = task.meta.get("family") or task.meta.get("type")
+        return f"{ws.benchmark.id}/{sub}" if sub else str(ws.benchmark.id)
+
+    def reflect(self, ws: Workspace, memory: PolicyMemory, *, task: Task, trace: Trace, result, query: str,
+                references: list[dict[str, Any]], embedder: Embedder) -> tuple[list[Any], list[dict[str, Any]]]:
+        pool = RulePool(memory)
+        reference = None
+        if references:
+            vectors = embedder.embed([query] + [r["query"] for r in references])
+            best = max(range(len(references)), key=lambda i: (cosine(vectors[0], vectors[i + 1]), -i))
+            reference = {"task": clip(references[best]["query"], 200), "lines": references[best]["lines"]}
+        seen = list(dict.fromkeys(retrieved_ids(trace)))
+
+        def view(e: PolicyEntry) -> dict[str, Any]:
+            return {"id": e.id, "utility": e.utility, "line": render_line(e)[2:]}
+
+        retrieved = [view(pool.get(i)[1]) for i in seen if pool.get(i)]
+        others = [view(e) for route in ws.program.routes for e, _ in
+                  rank_rules(query, [r for r in pool.rules(route) if r.id not in seen], embedder, k=4)]
+        messages = self.module.render("", {
+            "score": f"{result.score:.2f}", "failure": {"task": clip(query, 200), "lines": trajectory_lines(trace)},
+            "feedback": clip(result.feedback, 400), "reference": reference, "retrieved": retrieved,
+            "others": others, "max_ops": self.max_ops, "routes": ws.program.routes})
+        try:
+            reply = ws.lm.structured("optimizer", messages, Reflection, max_tokens=self.reflect_tokens)
+        except (StructuredOutputError, LMCallError) as exc:
+            log.warning("jerp reflection on %s skipped: %s", result.task_id, exc)
+            self.skipped.append({"task_id": result.task_id, "reason": str(exc)[:500]})
+            return [], []
+        routes = list(ws.program.routes)
+        return to_policy_ops(reply.ops[: self.max_ops], pool, routes=routes, trace_ids=[result.task_id],
+                             default_route=routes[0] if len(routes) == 1 else None)
+
+    def propose(self, ws: Workspace, memory: PolicyMemory, iteration: int) -> Proposal:
+        cfg = ws.config
+        embedder = self.install(ws)
+        batch = ws.sampler.sample(ws.train_tasks, cfg.batch, iteration)
+        by_id = {t.id: t for t in batch}
+        rollouts = ws.rollouts(batch, memory, label="rollouts", iteration=iteration)
+        batch_mean = sum(rollouts.scores) / len(rollouts.scores) if rollouts.scores else 0.0
+        refs = ReferenceStore(ws.work_dir / "jerp_references.json", max_per_family=self.max_references)
+
+        records, presence = [], []
+        for r in rollouts.results:
+            trace = rollouts.traces.get(r.task_id)
+            info = trace.graph.graph.get("jerp", {}) if trace is not None else {}
+            records.append({"task_id": r.task_id, "family": self.family(ws, by_id[r.task_id]),
+                            "query": info.get("query", ""), "retrieved": info.get("retrieved", {}),
+                            "score": r.score, "success": r.success, "error": r.error,
+                            "trace": f"{ws.iteration_dir(iteration).name}/rollouts/traces"})
+            if trace is not None and not r.error:
+                presence.append(Presence(r.task_id, r.success, retrieved_ids(trace)))
+        votes = presence_votes(presence, min_failures=self.min_failures)
+
+        reflected, dropped = [], []
+        failures = sorted((r for r in rollouts.results if not r.success and not r.error
+                           and r.task_id in rollouts.traces), key=lambda r: (r.score, r.task_id))
+        current = {}
+        for rec, r in zip(records, rollouts.results):
+            if r.success and r.task_id in rollouts.traces:
+                lines = trajectory_lines(rollouts.traces[r.task_id])
+                current.setdefault(rec["family"], []).append({"task_id": r.task_id, "query": rec["query"],
+                                                              "lines": lines})
+        for r in failures[: self.max_reflect]:
+            rec = next(x for x in records if x["task_id"] == r.task_id)
+            references = refs.before(rec["family"], iteration) + current.get(rec["family"], [])
+            ops, drop = self.reflect(ws, memory, task=by_id[r.task_id], trace=rollouts.traces[r.task_id], result=r,
+                                     query=rec["query"], references=references, embedder=embedder)
+            reflected += ops
+            dropped += drop
+        for family, items in current.items():
+            for item in items:
+                refs.add(family, item, iteration)
+        refs.save()
+
+        ws.write(iteration, "reflections.json", {"votes": [v.model_dump() for v in votes],
+                                                 "ops": [o.model_dump() for o in reflected], "dropped": dropped,
+                                                 "skipped": list(self.skipped)})
+        _write_jsonl(ws, iteration, records)
+        if self.weight_learner is not None:
+            self.weight_learner.on_batch(records, ws, iteration)
+        ops = votes + reflected
+        candidate, report, prune = apply_pool_update(
+            memory, ops, bounds=cfg.bounds, capacity=self.capacity, min_utility=self.min_utility,
+            provenance=UpdateProvenance(source="jerp", iteration=iteration,
+                                        trace_ids=sorted({t for op in ops for t in op.trace_ids})))
+        ws.write(iteration, "update.json", {"ops": [op.model_dump() for op in ops],
+                                            "report": report.model_dump(mode="json"),
+                                            "prune": prune.model_dump(mode="json")})
+        if not (report.changed or prune.changed):
+            return Proposal(None, ops, report, batch_mean, note="the pool did not change")
+        pre_gated = None
+        if self.gate == "none":
+            pre_gated = {"accept": True, "mean_diff": 0.0, "ci95": [0.0, 0.0], "wins": 0, "losses": 0,
+                         "candidate_mean": batch_mean, "current_mean": batch_mean,
+                         "reason": "gate=none: JERP applies every batch's pool update"}
+        note = report.summary() + (f"; pruned {len(prune.applied)}" if prune.applied else "")
+        return Proposal(candidate, ops + [a.op for a in prune.applied], report, batch_mean, note=note,
+                        pre_gated=pre_gated)
+
+
+def _write_jsonl(ws: Workspace, iteration: int, records: list[dict[str, Any]]) -> None:
+    from nlgrad.files import write_text_atomic
+
+    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in records)
+    write_text_atomic(ws.iteration_dir(iteration) / "jerp_batch.jsonl", text)
