@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import toy_settings, write_toy_config
+from reliability_helpers import toy_settings, write_toy_config
 from typer.testing import CliRunner
 
 from nlgrad.cli import app

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import HERE, TOY_KEY_ENV, policy_versions, result_rows, toy_settings, write_toy_config
+from reliability_helpers import HERE, TOY_KEY_ENV, policy_versions, result_rows, toy_settings, write_toy_config
 from reliability_world import FakeOpenAIServer
 
 from nlgrad.errors import ConfigError

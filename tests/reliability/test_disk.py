@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import toy_settings
+from reliability_helpers import toy_settings
 from typer.testing import CliRunner
 
 from nlgrad.errors import ConfigError, NlgradError
@@ -104,7 +104,7 @@ def test_run_dir_under_a_file(toy, server, tmp_path):
 
 
 def test_policy_store_under_a_file_via_cli(toy, server, tmp_path):
-    from conftest import write_toy_config
+    from reliability_helpers import write_toy_config
 
     from nlgrad.cli import app
 

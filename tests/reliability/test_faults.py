@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import policy_versions, result_rows, toy_settings
+from reliability_helpers import policy_versions, result_rows, toy_settings
 from reliability_world import FAULT_KINDS, FakeOpenAIServer, FaultPlan
 
 from nlgrad.evaluate import EvalRequest, run_eval

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import toy_settings
+from reliability_helpers import toy_settings
 from reliability_world import FakeOpenAIServer, ToyBenchmark, ToyProgram
 from typer.testing import CliRunner
 

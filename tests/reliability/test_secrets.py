@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import HERE
+from reliability_helpers import HERE
 from reliability_world import FakeOpenAIServer, FaultPlan
 from typer.testing import CliRunner
 
