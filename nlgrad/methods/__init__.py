@@ -6,6 +6,7 @@
 METHODS: dict[str, str] = {
     "nlpg": "nlgrad.methods.nlpg:NLPG",
     "langmarl": "nlgrad.methods.langmarl:LangMARL",
+    "langmarl_global": "nlgrad.methods.langmarl:LangMARLGlobal",
     "dmrl": "nlgrad.methods.dmrl:DMRL",
     "jerp": "nlgrad.methods.jerp:JERP",
     "none": "nlgrad.methods.baselines.static:NoPolicy",
