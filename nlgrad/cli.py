@@ -56,7 +56,8 @@ CriticOpt = typer.Option(None, "--critic-lm", help="Critic/optimizer model (defa
 NoCacheOpt = typer.Option(False, "--no-cache", help="Do not read or write the LM reply cache.")
 CacheDirOpt = typer.Option(None, "--cache-dir", help="LM reply cache directory.")
 RunsDirOpt = typer.Option(None, "--runs-dir", help="Where run directories are written (default: runs/).")
-ExecutorOpt = typer.Option("thread", "--executor", help="Where episodes run: thread or ray (pip install 'nlgrad[ray]').")
+ExecutorOpt = typer.Option("thread", "--executor",
+                           help="Where episodes run: thread or ray (pip install 'nlgrad\\[ray]').")
 RayAddressOpt = typer.Option(None, "--ray-address",
                              help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray instance).")
 
@@ -98,14 +99,27 @@ def optimize_cmd(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin."),
     out_dir: Path = typer.Option(..., "--out", help="Policy directory to write (and resume), e.g. policies/coin."),
     method: str = typer.Option("nlpg", "--method", help="Optimization method."),
-    iterations: int = typer.Option(4, "--iterations", help="Optimization iterations."),
-    batch: int = typer.Option(6, "--batch", help="Train tasks rolled out per iteration."),
-    val: int = typer.Option(12, "--val", help="Dev tasks in the validation gate (paired)."),
-    test_n: int = typer.Option(20, "--test-n", help="Test tasks in the final evaluation (0 to skip)."),
+    method_option: list[str] = typer.Option(
+        [], "--method-option", metavar="NAME=VALUE",
+        help="An option of --method (repeatable), e.g. --method jerp --method-option k=3 --method-option gate=none. "
+             "VALUE is JSON when it parses (3, 0.5, true, null, [\"a\"]), else a string; METHOD.NAME=VALUE (as in "
+             "nlgrad compare) is accepted when METHOD is --method. Unknown names are an error that lists the "
+             "method's options. Saved in OUT/run/config.json: a resume must pass the same ones."),
+    iterations: Optional[int] = typer.Option(None, "--iterations", show_default=False,
+                                             help="Optimization iterations (default 4; interactive: 2)."),
+    batch: Optional[int] = typer.Option(None, "--batch", show_default=False,
+                                        help="Train tasks rolled out per iteration (default 6; interactive: 3)."),
+    val: Optional[int] = typer.Option(None, "--val", show_default=False,
+                                      help="Dev tasks in the validation gate, paired (default 12; interactive: 3)."),
+    test_n: Optional[int] = typer.Option(None, "--test-n", show_default=False,
+                                         help="Test tasks in the final evaluation, 0 to skip "
+                                              "(default 20; interactive: 6)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the minibatch sampler."),
     workers: int = typer.Option(1, "--workers", "-w", help="Parallel worker threads for rollouts."),
     program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
-    step_cap: Optional[int] = typer.Option(None, "--step-cap", help="Max environment steps per task."),
+    step_cap: Optional[int] = typer.Option(None, "--step-cap", show_default=False,
+                                           help="Max environment steps per task (default: the "
+                                                "benchmark's; interactive: 20)."),
     min_support: int = typer.Option(2, "--min-support", help="Distinct traces a correction needs."),
     margin: float = typer.Option(0.02, "--margin", help="Gate: required mean paired improvement."),
     init_policy: Optional[Path] = typer.Option(None, "--init-policy", help="Start from this policy."),
@@ -118,23 +132,30 @@ def optimize_cmd(
     no_cache: bool = NoCacheOpt, cache_dir: Optional[Path] = CacheDirOpt, runs_dir: Optional[Path] = RunsDirOpt,
     executor: str = ExecutorOpt, ray_address: Optional[str] = RayAddressOpt,
 ):
-    """Learn a policy for a benchmark's program; resumable; ends with a test-split comparison."""
+    """Learn a policy for a benchmark's program; resumable; ends with a test-split comparison.
+
+    Defaults depend on the benchmark's kind. Static benchmarks: --iterations 4 --batch 6 --val 12 --test-n 20 and
+    the benchmark's step cap. Interactive benchmarks (TextWorldExpress): --iterations 2 --batch 3 --val 3
+    --test-n 6 --step-cap 20, so that a run with the local models finishes in about 30 minutes on 2 cores (a
+    benchmark may refine these). A flag you pass always wins.
+    """
     from nlgrad.config import with_available_local_models
     from nlgrad.console import print_optimize
-    from nlgrad.methods.base import OptimizeConfig
     from nlgrad.methods.budget import Budget, parse_duration
-    from nlgrad.optimize import run_optimize
+    from nlgrad.methods.options import parse_method_options
+    from nlgrad.optimize import resolve_config, run_optimize
 
+    options = parse_method_options(method_option, method=method)  # bad options fail before any model is touched
     settings = _settings(config, lm, critic_lm, no_cache, cache_dir, runs_dir)
     if critic_lm:
         settings = settings.with_role_model("optimizer", critic_lm)
     settings, warnings = with_available_local_models(settings)
     for warning in warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}")
-    opt = _validated(OptimizeConfig, method=method, benchmark=benchmark, program=program, iterations=iterations,
+    opt = _validated(resolve_config, method=method, benchmark=benchmark, program=program, iterations=iterations,
                      batch=batch, val=val, test_n=test_n, seed=seed, workers=workers, step_cap=step_cap,
                      min_support=min_support, margin=margin, init_policy=str(init_policy) if init_policy else None,
-                     executor=executor, ray_address=ray_address)
+                     executor=executor, ray_address=ray_address, method_options=options)
     budget = Budget(calls=budget_calls, tokens=budget_tokens, usd=budget_usd, time_s=parse_duration(budget_time))
     outcome = run_optimize(opt, settings, out_dir, budget=budget, console=err, progress=sys.stderr.isatty(),
                            dry_run=dry_run)
@@ -142,6 +163,7 @@ def optimize_cmd(
 
 
 def _validated(model, **values):
+    """``model(**values)``; a validation error is shown as the flag that caused it."""
     from pydantic import ValidationError
 
     from nlgrad.errors import ConfigError

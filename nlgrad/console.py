@@ -46,6 +46,9 @@ def print_optimize(console: Console, outcome, *, dry_run: bool = False) -> None:
             table.add_row(what, str(calls))
         table.add_row("total", str(outcome["total_calls"]))
         console.print(table)
+        if outcome.get("settings"):
+            console.print("settings: " + ", ".join(f"{k} {v}" for k, v in outcome["settings"].items()
+                                                   if v not in (None, {})), highlight=False, markup=False)
         console.print(outcome["note"])
         return
     state = outcome.state

@@ -1,4 +1,4 @@
-"""Small file helpers shared by every layer: atomic writes and an inter-process lock."""
+"""Small file helpers shared by every layer: atomic writes, tolerant JSON-lines reads and an inter-process lock."""
 
 from __future__ import annotations
 
@@ -35,6 +35,16 @@ def write_text_atomic(path: Path, text: str, *, overwrite: bool = True) -> None:
 def write_json_atomic(path: Path, data: Any, *, overwrite: bool = True) -> None:
     write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n",
                       overwrite=overwrite)
+
+
+def read_jsonl(path: Path) -> Iterator[Any]:
+    """The records of a JSON-lines file, in order. A line that does not parse (the torn last line of a writer killed
+    mid-write, a blank line) is skipped."""
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError:
+            continue
 
 
 def fsync_dir(directory: Path) -> None:

@@ -27,12 +27,43 @@ from nlgrad.lm.ledger import Ledger
 from nlgrad.methods import METHODS
 from nlgrad.methods.base import IterationRecord, OptimizeConfig, OptimizeState, Workspace
 from nlgrad.methods.budget import Budget
+from nlgrad.methods.options import check_method_options
 from nlgrad.methods.strategies.acceptance import PairedImprovementGate
 from nlgrad.policy import PolicyMemory, PolicyStore
-from nlgrad.runtime.executor import RunResult
+from nlgrad.runtime.executor import PolicyForTask, RunResult
 from nlgrad.runtime.ray_executor import make_executor
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.rundir import RunDir
+
+
+# Settings an interactive benchmark gets when the command line does not set them: a TextWorldExpress run with the
+# local models finishes in about 30 minutes on 2 cores. A benchmark may refine them with an ``optimize_defaults``
+# dict; static benchmarks keep OptimizeConfig's defaults. An explicit value always wins.
+KIND_DEFAULTS: dict[str, dict[str, Any]] = {
+    "interactive": {"iterations": 2, "batch": 3, "val": 3, "test_n": 6, "step_cap": 20},
+}
+DEFAULTED = ("iterations", "batch", "val", "test_n", "step_cap")
+
+
+def benchmark_defaults(benchmark) -> dict[str, Any]:
+    """The optimize settings ``benchmark`` gets by default: its kind's, updated by its own ``optimize_defaults``."""
+    kind = getattr(benchmark, "kind", "static")
+    return {**KIND_DEFAULTS.get(kind, {}), **dict(getattr(benchmark, "optimize_defaults", None) or {})}
+
+
+def resolve_config(**values: Any) -> OptimizeConfig:
+    """An OptimizeConfig where each of ``DEFAULTED`` left as None is taken from the benchmark's defaults (else
+    OptimizeConfig's); ``method_options`` are checked against the method. Loads the benchmark only when needed."""
+    missing = [k for k in DEFAULTED if values.get(k) is None]
+    defaults = benchmark_defaults(load_benchmark(values["benchmark"])) if missing else {}
+    for key in missing:
+        if key in defaults:
+            values[key] = defaults[key]
+        elif key != "step_cap":
+            values.pop(key, None)
+    if values.get("method_options"):
+        values["method_options"] = check_method_options(values.get("method", "nlpg"), values["method_options"])
+    return OptimizeConfig(**values)
 
 
 def load_method(name: str, options: dict[str, Any]):
@@ -56,6 +87,7 @@ class OptimizeOutcome:
     test: dict[str, Any] | None
     ledger: Ledger
     work_dir: Path
+    policy_for_task: PolicyForTask | None = None  # the method's per-task policy hook: evaluate with it
 
 
 def _initial_memory(config: OptimizeConfig, program_name: str) -> PolicyMemory:
@@ -75,6 +107,17 @@ def _check_writable(out: Path) -> None:
         raise ConfigError(f"cannot write the output directory: {exc.strerror}", field="--out", value=str(out)) from None
 
 
+def _differences(work_dir: Path, config: OptimizeConfig) -> str:
+    """``name: saved -> now`` for each resume-relevant setting that differs from the saved run/config.json."""
+    try:
+        saved = json.loads((work_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    now = config.resume_settings()
+    return "; ".join(f"{key}: {saved.get(key)!r} -> {value!r}" for key, value in sorted(now.items())
+                     if saved.get(key) != value)
+
+
 def _load_state(work_dir: Path, config: OptimizeConfig) -> OptimizeState:
     path = work_dir / "state.json"
     if not path.exists():
@@ -87,8 +130,10 @@ def _load_state(work_dir: Path, config: OptimizeConfig) -> OptimizeState:
                           source=str(path), field=".".join(map(str, first["loc"])) or None,
                           value=first.get("input") if first["loc"] else None) from None
     if state.config_fingerprint != config.fingerprint():
-        raise ConfigError("this output directory was started with different settings; resume with the same options "
-                          "or choose a new --out", field="--out", value=str(work_dir.parent))
+        changed = _differences(work_dir, config)
+        raise ConfigError("this output directory was started with different settings"
+                          + (f" ({changed})" if changed else "") + "; resume with the same options (method options "
+                          "included) or choose a new --out", field="--out", value=str(work_dir.parent))
     return state
 
 
@@ -131,7 +176,11 @@ def estimate(config: OptimizeConfig, benchmark, program) -> dict[str, Any]:
                 "critic": diagnosed * critic_per_trace, "optimizer": routes}
     total = {k: int(v * config.iterations) for k, v in per_iter.items()}
     total["agent (final test eval: initial + final)"] = int(2 * config.test_n * per_rollout)
-    return {"calls": total, "total_calls": sum(total.values()),
+    step_cap = config.step_cap or getattr(benchmark, "default_step_cap", None)
+    settings = {"method": config.method, "iterations": config.iterations, "batch": config.batch, "val": config.val,
+                "test_n": config.test_n, "step_cap": step_cap if interactive else None,
+                "method_options": config.method_options}
+    return {"calls": total, "total_calls": sum(total.values()), "settings": settings,
             "note": "upper-bound estimate; cached calls cost nothing and the gate reuses cached current-policy runs"}
 
 
@@ -141,6 +190,7 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
     console = console or Console(stderr=True)
     benchmark = load_benchmark(config.benchmark)
     program = load_program(config.program or benchmark.default_program, benchmark=benchmark)
+    check_method_options(config.method, config.method_options)
     if dry_run:
         return estimate(config, benchmark, program)
     method = load_method(config.method, config.method_options)
@@ -148,8 +198,8 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
     _check_writable(out)
     work_dir = out / "run"
     work_dir.mkdir(parents=True, exist_ok=True)
+    state = _load_state(work_dir, config)  # before config.json is written: a mismatch leaves the saved one intact
     write_json_atomic(work_dir / "config.json", config.model_dump(mode="json"))
-    state = _load_state(work_dir, config)
     store = PolicyStore(out)
     store.repair()
     if not store.versions():
@@ -162,6 +212,8 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
     previous = Ledger.replay(journal)  # every call of earlier (possibly killed) processes, partial iterations too
     lm = LM(settings, ledger=Ledger(journal=journal))
     ws = Workspace(config=config, benchmark=benchmark, program=program, lm=lm, store=store, work_dir=work_dir)
+    if hasattr(method, "setup"):
+        method.setup(ws)
     gate = PairedImprovementGate(margin=config.margin)
     start = time.monotonic()
 
@@ -228,7 +280,8 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
         test = final_test(ws, store, initial_version, final_version, console=console, progress=progress)
         write_json_atomic(work_dir / "final" / "test.json", test)
     save_state()
-    return OptimizeOutcome(state, initial_version, final_version, test, Ledger.from_dict(state.ledger), work_dir)
+    return OptimizeOutcome(state, initial_version, final_version, test, Ledger.from_dict(state.ledger), work_dir,
+                           ws.policy_for_task)
 
 
 def _status(record: IterationRecord, ledger: Ledger) -> str:
@@ -249,8 +302,9 @@ def final_test(ws: Workspace, store: PolicyStore, initial: int, final: int, *, c
         run_dir = RunDir(ws.work_dir / "final" / f"test-v{version}").create()
         executor = make_executor(ws.config.executor, ray_address=ws.config.ray_address,
                                  benchmark=ws.benchmark, program=ws.program, lm=ws.lm, policy=store.load(version),
-                            workers=ws.config.workers, step_cap=ws.step_cap, run_dir=run_dir, progress=progress,
-                            console=console, label=f"test {label} v{version}")
+                                 workers=ws.config.workers, step_cap=ws.step_cap, run_dir=run_dir,
+                                 progress=progress, console=console, label=f"test {label} v{version}",
+                                 policy_for_task=ws.policy_for_task)
         result: RunResult = executor.run(tasks, resume=True)
         out[label] = {"version": version, **result.summary, "scores": result.scores}
     from nlgrad.stats import paired_difference

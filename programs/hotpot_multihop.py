@@ -12,7 +12,7 @@ question itself, so a malformed reply never breaks retrieval. Output: ``{"answer
 from __future__ import annotations
 
 from importlib.resources import files
-from typing import Any
+from typing import Any, Callable
 
 from nlgrad.benchmarks.qa_metrics import clean_reply
 from nlgrad.benchmarks.retrieval import BM25Index, first_sentences, tokenize
@@ -50,6 +50,17 @@ def retrieve(index: BM25Index, context: list[dict[str, Any]], query: str, k: int
             for i, score in index.search(query, k, exclude=exclude)]
 
 
+def context_search(context: list[dict[str, Any]], passage_chars: int = 300) -> Callable[..., list[dict[str, Any]]]:
+    """The ``retrieve`` tool over one example's own paragraphs: ``search(query, k, exclude_titles)`` -> BM25's top
+    ``k`` paragraphs (titles in ``exclude_titles`` left out), each shown as its first sentences."""
+    index = BM25Index(paragraph_texts(context))
+
+    def search(query: str, k: int, exclude_titles: list[str]) -> list[dict[str, Any]]:
+        return retrieve(index, context, query, k, exclude_titles, passage_chars)
+
+    return search
+
+
 class HotpotMultiHopProgram:
     name = "hotpot_multihop"
 
@@ -70,12 +81,7 @@ class HotpotMultiHopProgram:
 
     def run(self, task: Task, ctx: RunContext) -> dict[str, Any]:
         question = task.inputs["question"]
-        context = list(task.inputs.get("context") or [])
-        index = BM25Index(paragraph_texts(context))
-
-        def search(query: str, k: int, exclude_titles: list[str]) -> list[dict[str, Any]]:
-            return retrieve(index, context, query, k, exclude_titles, self.passage_chars)
-
+        search = context_search(list(task.inputs.get("context") or []), self.passage_chars)
         q1 = ctx.call(self.hop1, question=question)
         query1 = q1.value or question
         hop1 = ctx.tool("retrieve", search, after=[q1], query=query1, k=self.k1, exclude_titles=[])

@@ -17,8 +17,8 @@ from importlib.resources import files
 from typing import Any
 
 from nlgrad.benchmarks.qa_metrics import clean_reply
-from nlgrad.benchmarks.retrieval import BM25Index, tokenize
-from nlgrad.programs.hotpot_multihop import paragraph_texts, parse_answer, retrieve
+from nlgrad.benchmarks.retrieval import tokenize
+from nlgrad.programs.hotpot_multihop import context_search, parse_answer
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Task
@@ -71,12 +71,7 @@ class TeamHotpotProgram:
 
     def run(self, task: Task, ctx: RunContext) -> dict[str, Any]:
         question = task.inputs["question"]
-        context = list(task.inputs.get("context") or [])
-        index = BM25Index(paragraph_texts(context))
-
-        def search(query: str, k: int, exclude_titles: list[str]) -> list[dict[str, Any]]:
-            return retrieve(index, context, query, k, exclude_titles, self.passage_chars)
-
+        search = context_search(list(task.inputs.get("context") or []), self.passage_chars)
         hop1 = ctx.tool("retrieve", search, query=question, k=self.k1, exclude_titles=[])
         research = ctx.call(self.researcher, question=question, passages=hop1)
         query2 = research.value["query"] or question

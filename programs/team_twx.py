@@ -17,7 +17,7 @@ from importlib.resources import files
 from typing import Any
 
 from nlgrad.errors import StepCapReached
-from nlgrad.programs.twx_react import parse_choice, rank_actions
+from nlgrad.programs.twx_react import parse_choice, pick_action, rank_actions
 from nlgrad.runtime.context import Output, RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
@@ -88,15 +88,8 @@ class TeamTWXProgram:
             inputs = {"first": not history, "task": task_text, "last_action": last_action, "observation": obs.text,
                       "step": ctx.episode.steps + 1, "step_cap": step_cap, "actions": actions}
             choice = ctx.call(self.actor, after=[prev], history=list(history), plan=plan, **inputs)
-            index = choice.value["index"]
-            untried = [i for i, a in enumerate(actions) if not a["tried"]]
-            chosen = index
-            if index is None or (self.loop_breaker and actions[index]["tried"] and untried):
-                chosen = untried[0] if untried else 0
-                overrides += 1
-                ctx.trace.update_node(choice.node, override={"chosen": actions[chosen]["text"],
-                                                             "reason": "unparsable reply" if index is None
-                                                             else "repeated action in the same state"})
+            chosen, overridden = pick_action(ctx, choice, actions, self.loop_breaker)
+            overrides += overridden
             action = actions[chosen]["text"]
             tried[state].add(action)
             history += [ctx.trace.node(choice.node)["messages"][-1],

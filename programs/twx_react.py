@@ -3,7 +3,9 @@
 What keeps a small frozen model *in capability* is program structure, fixed before any policy is learned:
 - the prompt shows the task, the latest observation, the rooms visited, and numbered valid actions, ordered untried
   first and by overlap with the task's words (actions such as "close ..." or "inventory" last), tried ones marked;
-- the reply is matched robustly to a valid action (number, exact text, then closest text);
+- the reply is matched robustly to a valid action (number, exact text, then closest text); where the environment
+  parses free text itself (ScienceWorld: its observations list ``free_text_verbs``), a reply that names no listed
+  action but starts with one of those verbs is played as written instead of being forced onto the closest one;
 - an action already taken in the same state is replaced by the first untried one in display order (loop breaker),
   recorded in the trace as an override;
 - past steps are kept as compact (observation, action) turns, append-only and trimmed in blocks, and only the
@@ -20,7 +22,7 @@ from importlib.resources import files
 from typing import Any
 
 from nlgrad.errors import StepCapReached
-from nlgrad.runtime.context import RunContext
+from nlgrad.runtime.context import Output, RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
 
@@ -68,20 +70,53 @@ def rank_actions(actions: list[str], task_text: str, tried: set[str]) -> list[di
     return [{"text": a, "tried": a in tried} for _, a in ordered]
 
 
+def free_form_action(text: str, verbs: list[str]) -> str | None:
+    """The reply as an action the environment parses itself (first line, starting with one of ``verbs``), or None."""
+    lines = text.strip().splitlines()
+    reply = " ".join(lines[0].strip().strip("`'\".").split()).lower() if lines else ""
+    reply = re.sub(r"^(action|answer)\s*:\s*", "", reply)
+    return reply if reply and reply.split(" ")[0] in set(verbs) else None
+
+
 def parse_choice(text: str, inputs: dict[str, Any]) -> dict[str, Any]:
     actions = [a["text"] for a in inputs["actions"]]
     index, how = match_action(text, actions)
+    if how in ("fuzzy", "none") and inputs.get("free_verbs"):
+        free = free_form_action(text, inputs["free_verbs"])
+        if free is not None:
+            return {"index": None, "action": free, "match": "free"}
     return {"index": index, "action": actions[index] if index is not None else None, "match": how}
+
+
+def pick_action(ctx: RunContext, choice: Output, actions: list[dict[str, Any]],
+                loop_breaker: bool) -> tuple[int, bool]:
+    """The index (in ``actions``, display order) of the action to play for a ``choice`` parsed by
+    :func:`parse_choice`, and whether the model's pick was overridden.
+
+    An unparsable reply, or (with ``loop_breaker``) an action already tried in this state while an untried one is
+    shown, is replaced by the first untried action (the first action when all were tried); the override is recorded
+    on the choice's trace node.
+    """
+    index = choice.value["index"]
+    untried = [i for i, a in enumerate(actions) if not a["tried"]]
+    if index is not None and not (loop_breaker and actions[index]["tried"] and untried):
+        return index, False
+    chosen = untried[0] if untried else 0
+    ctx.trace.update_node(choice.node, override={"chosen": actions[chosen]["text"],
+                                                 "reason": "unparsable reply" if index is None
+                                                 else "repeated action in the same state"})
+    return chosen, True
 
 
 class TWXReActProgram:
     name = "twx_react"
 
-    def __init__(self, benchmark=None, *, history_steps: int = 8, max_actions: int = 15, loop_breaker: bool = True,
-                 history_obs_chars: int = 160):
+    def __init__(self, benchmark=None, *, history_steps: int = 8, max_actions: int | None = None,
+                 loop_breaker: bool = True, history_obs_chars: int = 160):
         self.benchmark = benchmark
         self.history_steps = history_steps
-        self.max_actions = max_actions
+        # A benchmark whose environment already bounds its action list (sciworld) says how many to show.
+        self.max_actions = max_actions if max_actions is not None else getattr(benchmark, "max_actions", 15)
         self.loop_breaker = loop_breaker
         self.history_obs_chars = history_obs_chars
         template = files("nlgrad.programs").joinpath("templates/twx_act.j2").read_text(encoding="utf-8")
@@ -116,17 +151,17 @@ class TWXReActProgram:
             inputs = {"task": task_text, "last_action": last_action,
                       "observation": obs.text, "visited": visited or ["(none yet)"], "step": ctx.episode.steps + 1,
                       "step_cap": step_cap, "actions": actions}
+            if obs.info.get("free_text_verbs"):  # only then: other environments' prompts and cache keys are unchanged
+                inputs["free_verbs"] = list(obs.info["free_text_verbs"])
             choice = ctx.call(self.act, after=[prev], history=list(history), **inputs)
-            index = choice.value["index"]
-            untried = [i for i, a in enumerate(actions) if not a["tried"]]
-            chosen = index
-            if index is None or (self.loop_breaker and actions[index]["tried"] and untried):
-                chosen = untried[0] if untried else 0
-                overrides += 1
-                ctx.trace.update_node(choice.node, override={"chosen": actions[chosen]["text"],
-                                                             "reason": "unparsable reply" if index is None
-                                                             else "repeated action in the same state"})
-            action = actions[chosen]["text"]
+            free = choice.value["action"] if choice.value.get("match") == "free" else None
+            if free is not None and not (self.loop_breaker and free in tried[state]
+                                         and any(not a["tried"] for a in actions)):
+                action = free  # not a listed action, but the environment parses it (see free_form_action)
+            else:  # (a repeated free-form action is overridden like an unparsable reply)
+                chosen, overridden = pick_action(ctx, choice, actions, self.loop_breaker)
+                overrides += overridden
+                action = actions[chosen]["text"]
             tried[state].add(action)
             history += [{"role": "user", "content": _clip(obs.text, self.history_obs_chars)},
                         {"role": "assistant", "content": action}]

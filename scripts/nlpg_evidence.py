@@ -16,8 +16,7 @@ from pathlib import Path
 import nlgrad  # noqa: F401
 from nlgrad.config import load_settings, with_available_local_models
 from nlgrad.evaluate import EvalRequest, run_eval
-from nlgrad.methods.base import OptimizeConfig
-from nlgrad.optimize import run_optimize
+from nlgrad.optimize import resolve_config, run_optimize
 from nlgrad.stats import paired_difference
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,18 +32,23 @@ def main() -> int:
     p.add_argument("--test-n", type=int, default=20)
     p.add_argument("--step-cap", type=int, default=None)
     p.add_argument("--min-support", type=int, default=2)
+    p.add_argument("--critic-lm", default=None, help="critic/optimizer model (default: the settings' critic)")
     args = p.parse_args()
-    settings, warnings = with_available_local_models(load_settings())
+    settings = load_settings()
+    if args.critic_lm:
+        settings = settings.with_role_model("critic", args.critic_lm).with_role_model("optimizer", args.critic_lm)
+    settings, warnings = with_available_local_models(settings)
     for w in warnings:
         print("warning:", w, file=sys.stderr)
     name = args.benchmark.replace("/", "-") + "-nlpg"
     out = ROOT / "policies" / name
-    cap = f" --step-cap {args.step_cap}" if args.step_cap else ""
+    config = resolve_config(benchmark=args.benchmark, method="nlpg", iterations=args.iterations, batch=args.batch,
+                            val=args.val, test_n=0, step_cap=args.step_cap, min_support=args.min_support)
+    cap = f" --step-cap {config.step_cap}" if config.step_cap else ""
+    critic = f" --critic-lm {args.critic_lm}" if args.critic_lm else ""
     opt_cmd = (f"nlgrad optimize --method nlpg --benchmark {args.benchmark} --iterations {args.iterations} "
-               f"--batch {args.batch} --val {args.val} --test-n 0 --min-support {args.min_support}{cap} "
+               f"--batch {args.batch} --val {args.val} --test-n 0 --min-support {args.min_support}{cap}{critic} "
                f"--out policies/{name}")
-    config = OptimizeConfig(benchmark=args.benchmark, iterations=args.iterations, batch=args.batch, val=args.val,
-                            test_n=0, step_cap=args.step_cap, min_support=args.min_support)
     start = time.monotonic()
     outcome = run_optimize(config, settings, out, progress=False)
     opt_wall = time.monotonic() - start
@@ -52,12 +56,13 @@ def main() -> int:
     rows, scores = [], {}
     for label, policy in (("no policy", None), ("human policy", "human"), ("NLPG", str(out))):
         req = EvalRequest(benchmark=args.benchmark, split="test", n=args.test_n, policy=policy,
-                          step_cap=args.step_cap)
+                          step_cap=config.step_cap)
         t0 = time.monotonic()
         result, lm = run_eval(req, settings, progress=False)
         s = result.summary
         scores[label] = result.scores
-        cmd = f"nlgrad eval --benchmark {args.benchmark} --split test --n {args.test_n}{cap}"
+        cmd = f"nlgrad eval --benchmark {args.benchmark} --split test --n {args.test_n}"
+        cmd += f" --step-cap {config.step_cap}" if config.step_cap else ""
         if policy:
             cmd += " --policy " + ("human" if policy == "human" else f"policies/{name}")
         rows.append({"benchmark": args.benchmark, "policy": label, "n": s["n"], "mean": s["score"]["mean"],

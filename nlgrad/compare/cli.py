@@ -9,22 +9,6 @@ from typing import Optional
 import typer
 
 
-def _parse_options(items: list[str]) -> dict[str, dict]:
-    """``--method-option gepa.reflection_minibatch_size=2`` -> ``{"gepa": {"reflection_minibatch_size": 2}}``."""
-    import yaml
-
-    from nlgrad.errors import ConfigError
-
-    out: dict[str, dict] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        method, dot, option = key.partition(".")
-        if not sep or not dot or not method or not option:
-            raise ConfigError("a method option looks like METHOD.NAME=VALUE", field="--method-option", value=item)
-        out.setdefault(method, {})[option] = yaml.safe_load(value)
-    return out
-
-
 def register(app: typer.Typer) -> None:
     from nlgrad.cli import CacheDirOpt, ConfigOpt, CriticOpt, LmOpt, NoCacheOpt, _settings, _validated, err, \
         handles_errors, out
@@ -46,8 +30,11 @@ def register(app: typer.Typer) -> None:
         step_cap: Optional[int] = typer.Option(None, "--step-cap", help="Max environment steps per task."),
         program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
         budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Also stop at this many tokens."),
-        method_option: list[str] = typer.Option([], "--method-option",
-                                                help="METHOD.NAME=VALUE passed to a method (repeatable)."),
+        method_option: list[str] = typer.Option(
+            [], "--method-option", metavar="METHOD.NAME=VALUE",
+            help="An option of one of --methods (repeatable), e.g. --method-option jerp.k=3 --method-option "
+                 "gepa.reflection_minibatch_size=2. VALUE is JSON when it parses (3, 0.5, true, null, [\"a\"]), "
+                 "else a string. Unknown names are an error that lists the method's options."),
         lm: Optional[str] = LmOpt, critic_lm: Optional[str] = CriticOpt, config: Optional[Path] = ConfigOpt,
         no_cache: bool = NoCacheOpt, cache_dir: Optional[Path] = CacheDirOpt,
     ):
@@ -59,18 +46,20 @@ def register(app: typer.Typer) -> None:
         from nlgrad.compare.harness import CompareConfig, Harness
         from nlgrad.compare.table import to_rich
         from nlgrad.config import with_available_local_models
+        from nlgrad.methods.options import parse_compare_options
 
+        names = [m.strip() for m in methods.split(",") if m.strip()]
+        options = parse_compare_options(method_option, methods=names)  # fails before any model is touched
         settings = _settings(config, lm, critic_lm, no_cache, cache_dir, None)
         if critic_lm:
             settings = settings.with_role_model("optimizer", critic_lm)
         settings, warnings = with_available_local_models(settings)
         for warning in warnings:
             err.print(f"[yellow]warning:[/] {escape(warning)}")
-        names = [m.strip() for m in methods.split(",") if m.strip()]
         cfg = _validated(CompareConfig, benchmark=benchmark, methods=names, budget_rollouts=budget_rollouts,
                          seeds=seeds, test_n=test_n, val=val, batch=batch, workers=workers, step_cap=step_cap,
                          program=program, budget_tokens=budget_tokens,
-                         method_options=_parse_options(method_option))
+                         method_options=options)
         start = time.monotonic()
         results = Harness(cfg, settings, out_dir, console=err, progress=sys.stderr.isatty()).run()
         out.print(to_rich(results.rows, results.reference, title=f"{benchmark}: test split "

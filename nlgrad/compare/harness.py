@@ -169,7 +169,8 @@ class Harness:
         step_cap = self.config.step_cap or getattr(self.benchmark, "default_step_cap", None)
         result = Executor(benchmark=self.benchmark, program=self.program, lm=lm, policy=memory,
                           workers=self.config.workers, step_cap=step_cap, run_dir=run_dir, progress=self.progress,
-                          console=self.console, label=f"test {method} seed {seed}").run(self.test_tasks, resume=True)
+                          console=self.console, label=f"test {method} seed {seed}",
+                          policy_for_task=outcome.policy_for_task).run(self.test_tasks, resume=True)
         total = gross.total().to_dict()
         state = outcome.state
         return SeedRecord(

@@ -6,7 +6,7 @@ matplotlib is an optional dependency (extra ``report``); it is imported inside t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from nlgrad.errors import ConfigError
 
@@ -35,27 +35,13 @@ def _empty(ax, text: str) -> None:
     ax.set_yticks([])
 
 
-def plot_learning_curves(records, methods: list[str], path: Path, *, title: str = "validation score") -> Path:
-    """Validation score after each iteration vs cumulative rollouts; one colour per method, one line per seed."""
+def _plot(path: Path, title: str, height: float, draw: Callable[[Any], bool], empty: str) -> Path:
+    """One 7.5-inch-wide PNG: ``draw(ax)`` draws and says whether there was anything to draw (else ``empty`` is
+    written across the axes); the title goes on top."""
     plt = _pyplot()
-    colors = _colors(methods)
-    fig, ax = plt.subplots(figsize=(7.5, 4.2), dpi=110)
-    drawn = False
-    for method in methods:
-        labelled = False
-        for record in (r for r in records if r.method == method and r.curve):
-            xs, ys = zip(*record.curve)
-            ax.step(xs, ys, where="post", color=colors[method], alpha=0.85, linewidth=1.6,
-                    label=None if labelled else method, marker="o", markersize=3)
-            labelled = drawn = True
-    if drawn:
-        ax.set_xlabel("rollouts (cumulative, optimizer's own)")
-        ax.set_ylabel("validation score")
-        ax.set_ylim(-0.03, 1.03)
-        ax.grid(alpha=0.3)
-        ax.legend(loc="best", fontsize=8)
-    else:
-        _empty(ax, "no learning curve: no method ran a validation gate")
+    fig, ax = plt.subplots(figsize=(7.5, height), dpi=110)
+    if not draw(ax):
+        _empty(ax, empty)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,13 +50,43 @@ def plot_learning_curves(records, methods: list[str], path: Path, *, title: str 
     return path
 
 
+def _score_axes(ax, xlabel: str) -> None:
+    """Validation score (0..1) against ``xlabel``, with a grid and a legend."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("validation score")
+    ax.set_ylim(-0.03, 1.03)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+
+
+def plot_learning_curves(records, methods: list[str], path: Path, *, title: str = "validation score") -> Path:
+    """Validation score after each iteration vs cumulative rollouts; one colour per method, one line per seed."""
+    colors = _colors(methods)
+
+    def draw(ax) -> bool:
+        drawn = False
+        for method in methods:
+            labelled = False
+            for record in (r for r in records if r.method == method and r.curve):
+                xs, ys = zip(*record.curve)
+                ax.step(xs, ys, where="post", color=colors[method], alpha=0.85, linewidth=1.6,
+                        label=None if labelled else method, marker="o", markersize=3)
+                labelled = drawn = True
+        if drawn:
+            _score_axes(ax, "rollouts (cumulative, optimizer's own)")
+        return drawn
+
+    return _plot(path, title, 4.2, draw, "no learning curve: no method ran a validation gate")
+
+
 def plot_test_scores(rows: list[dict[str, Any]], path: Path, *, title: str = "test score") -> Path:
     """Horizontal bars: each method's mean test score with its 95% CI; the reference baseline is hatched."""
-    plt = _pyplot()
     shown = [r for r in rows if r.get("mean") is not None]
     colors = _colors([r["method"] for r in rows])
-    fig, ax = plt.subplots(figsize=(7.5, 0.5 * max(3, len(shown)) + 1.0), dpi=110)
-    if shown:
+
+    def draw(ax) -> bool:
+        if not shown:
+            return False
         ys = list(range(len(shown)))[::-1]
         means = [r["mean"] for r in shown]
         errs = [[r["mean"] - r["ci95"][0] for r in shown], [r["ci95"][1] - r["mean"] for r in shown]]
@@ -82,22 +98,20 @@ def plot_test_scores(rows: list[dict[str, Any]], path: Path, *, title: str = "te
         ax.set_xlim(0, 1.02)
         ax.set_xlabel("mean test score (95% bootstrap CI over tasks)")
         ax.grid(axis="x", alpha=0.3)
-    else:
-        _empty(ax, "no method has test scores yet")
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+        return True
+
+    return _plot(path, title, 0.5 * max(3, len(shown)) + 1.0, draw, "no method has test scores yet")
 
 
 def plot_run_curve(points: list[dict[str, Any]], path: Path, *, title: str = "validation score") -> Path:
     """One optimize run: the current policy's validation score and each candidate's, against iterations."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.0), dpi=110)
     gated = [p for p in points if p.get("candidate") is not None]
-    if gated:
+
+    def draw(ax) -> bool:
+        if not gated:
+            return False
+        from matplotlib.ticker import MaxNLocator
+
         ax.step([p["iteration"] for p in points], [p["current"] for p in points], where="post", color="tab:blue",
                 label="policy after the iteration", linewidth=1.8)
         acc = [p for p in gated if p["accepted"]]
@@ -106,19 +120,8 @@ def plot_run_curve(points: list[dict[str, Any]], path: Path, *, title: str = "va
                    label="accepted candidate", zorder=3)
         ax.scatter([p["iteration"] for p in rej], [p["candidate"] for p in rej], color="tab:red", marker="x",
                    label="rejected candidate", zorder=3)
-        ax.set_xlabel("iteration")
-        from matplotlib.ticker import MaxNLocator
-
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_ylabel("validation score")
-        ax.set_ylim(-0.03, 1.03)
-        ax.grid(alpha=0.3)
-        ax.legend(loc="best", fontsize=8)
-    else:
-        _empty(ax, "no validation gate ran in this run")
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+        _score_axes(ax, "iteration")
+        return True
+
+    return _plot(path, title, 4.0, draw, "no validation gate ran in this run")

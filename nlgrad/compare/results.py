@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from nlgrad.files import write_json_atomic
+from nlgrad.files import read_jsonl, write_json_atomic
 
 RECORD_NAME = "record.json"
 EXTERNAL_NAME = "external.json"
@@ -84,15 +84,7 @@ def seed_dir(out: Path, method: str, seed: int) -> Path:
 # ---- counting from files ---------------------------------------------------------------------------------------
 def _count_lines(path: Path) -> int:
     """Task results in a results.jsonl (distinct task ids; a torn last line is ignored)."""
-    ids = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and "task_id" in record:
-            ids.add(record["task_id"])
-    return len(ids)
+    return len({r["task_id"] for r in read_jsonl(path) if isinstance(r, dict) and "task_id" in r})
 
 
 def rollouts_by_iteration(work_dir: Path) -> dict[int, int]:

@@ -8,6 +8,8 @@ import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from nlgrad.files import read_jsonl
+
 
 @dataclass
 class RoleUsage:
@@ -67,11 +69,7 @@ class Ledger:
         path = Path(path)
         if not path.exists():
             return ledger
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # the torn last line of a killed process
+        for record in read_jsonl(path):  # skips the torn last line of a killed process
             for name, usage in record.items():
                 ledger.roles.setdefault(name, RoleUsage()).add(RoleUsage(**usage))
         return ledger

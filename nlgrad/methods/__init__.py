@@ -1,6 +1,8 @@
 """Optimization methods: each proposes policy updates from rollouts; the shared loop gates and commits them.
 
-``METHODS`` maps ``--method`` names to ``module:Class``; a class is built with ``method_options`` as keyword args.
+``METHODS`` maps ``--method`` names to ``module:Class``; a class is built with ``method_options`` as keyword args
+(``--method-option NAME=VALUE``; names and values are checked against the constructor by
+:mod:`nlgrad.methods.options`).
 """
 
 METHODS: dict[str, str] = {

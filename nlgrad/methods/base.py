@@ -21,7 +21,7 @@ from nlgrad.files import write_json_atomic
 from nlgrad.lm.client import LM
 from nlgrad.methods.strategies.sampler import BatchSampler, SeededMinibatchSampler
 from nlgrad.policy import PolicyBounds, PolicyMemory, PolicyStore, UpdateReport
-from nlgrad.runtime.executor import RunResult
+from nlgrad.runtime.executor import PolicyForTask, RunResult
 from nlgrad.runtime.protocols import Task
 from nlgrad.runtime.ray_executor import make_executor
 from nlgrad.runtime.rundir import RunDir
@@ -56,9 +56,13 @@ class OptimizeConfig(BaseModel):
     executor: Literal["thread", "ray"] = "thread"
     ray_address: str | None = None
 
+    def resume_settings(self) -> dict[str, Any]:
+        """What must match for a resume: everything (method options included) except test-time-only settings and
+        where / how many workers run the episodes."""
+        return self.model_dump(mode="json", exclude={"test_n", "workers", "executor", "ray_address"})
+
     def fingerprint(self) -> str:
-        """What must match for a resume: everything except test-time-only settings and worker count."""
-        data = self.model_dump(mode="json", exclude={"test_n", "workers", "executor", "ray_address"})
+        data = self.resume_settings()
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -96,7 +100,11 @@ class Proposal:
 class Method(Protocol):
     """Contract: ``propose(ws, memory, iteration)`` rolls out on train tasks from ``ws.train_tasks``, may call LMs
     through ``ws.lm`` and writes what it learned under ``ws.iteration_dir(iteration)``; it returns a Proposal whose
-    candidate was produced by :func:`nlgrad.policy.apply_update` (deterministic code), never edited by an LM."""
+    candidate was produced by :func:`nlgrad.policy.apply_update` (deterministic code), never edited by an LM.
+
+    Optional: ``setup(ws)``, called once per process before the first iteration (and on resume, even when every
+    iteration is done), e.g. to set ``ws.policy_for_task`` (the executor's per-task policy hook), which then applies
+    to the method's rollouts, the shared validation gate and the final test alike."""
 
     name: str
 
@@ -107,6 +115,7 @@ class Workspace:
     def __init__(self, *, config: OptimizeConfig, benchmark, program, lm: LM, store: PolicyStore, work_dir: Path):
         self.config, self.benchmark, self.program, self.lm = config, benchmark, program, lm
         self.store, self.work_dir = store, work_dir
+        self.policy_for_task: PolicyForTask | None = None  # the executor's per-task policy hook (see Method.setup)
         self.step_cap = config.step_cap or getattr(benchmark, "default_step_cap", None)
         self.sampler: BatchSampler = SeededMinibatchSampler(config.seed)
         self.train_tasks = guard_not_test(benchmark.tasks("train"))
@@ -126,8 +135,9 @@ class Workspace:
         run_dir = RunDir(self.iteration_dir(iteration) / label).create()
         executor = make_executor(self.config.executor, ray_address=self.config.ray_address,
                                  benchmark=self.benchmark, program=self.program, lm=self.lm, policy=memory,
-                            workers=self.config.workers, step_cap=self.step_cap, run_dir=run_dir, progress=False,
-                            keep_traces=keep_traces, label=label)
+                                 workers=self.config.workers, step_cap=self.step_cap, run_dir=run_dir,
+                                 progress=False, keep_traces=keep_traces, label=label,
+                                 policy_for_task=self.policy_for_task)
         result = executor.run(tasks, resume=True)
         errors = [r.error for r in result.results if r.error]
         if result.results and len(errors) == len(result.results):

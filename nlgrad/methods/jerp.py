@@ -5,10 +5,10 @@
 * **Retrieval at decision time** - :class:`RetrievingPolicy` gives each task only its top-``k`` rules per route by
   embedding similarity between the task and the rule (plus a small utility bonus), computed once at the task's
   first prompt and fixed for the whole episode. The query is the task's inputs plus, for interactive tasks, the
-  first observation (where TWX states the task). The executor hands one policy object to every task, so
-  :class:`RetrievalProgram` wraps the program and swaps ``ctx.policy`` for ``policy.for_task(task, ...)`` at the
-  start of each run; JERP installs that wrapper on ``ws.program`` so rollouts, the shared gate and the final test
-  all see retrieved rules. What was retrieved is stored in the trace (``graph["jerp"]``).
+  first observation (where TWX states the task). JERP plugs :class:`Retriever` into the executor's per-task policy
+  hook (``Executor(policy_for_task=...)``, set on the workspace by :meth:`JERP.setup`), so rollouts, the shared gate
+  and the final test all see retrieved rules; the program is not wrapped. What was retrieved is stored in the trace
+  (``graph["jerp"]``).
 * **After each batch** - votes from rule presence in successes / failures (rules repeatedly present in failures
   lose utility), a frozen reflector compares each failure (up to ``max_reflect``) with the most similar stored
   successful reference of its family and proposes ADD / EDIT / UPVOTE / DOWNVOTE / MERGE; the update is applied
@@ -81,12 +81,13 @@ class TaskPolicy:
     """The policy one task sees: per route, the top-k rules for this task, chosen at first use and then fixed."""
 
     def __init__(self, memory: PolicyMemory, embedder: Embedder, *, k: int, utility_weight: float,
-                 query_fn: Callable[[], str]):
+                 query_fn: Callable[[], str], trace: Trace | None = None):
         self.memory, self.embedder, self.k, self.utility_weight = memory, embedder, k, utility_weight
-        self._query_fn = query_fn
+        self._query_fn, self.trace = query_fn, trace
         self.query: str | None = None
         self.retrieved: dict[str, list[str]] = {}
         self._text: dict[str, str] = {}
+        self._record()
 
     def render(self, route: str) -> str:
         if route not in self._text:
@@ -96,7 +97,13 @@ class TaskPolicy:
                              utility_weight=self.utility_weight)
             self.retrieved[route] = [r.id or "" for r, _ in top]
             self._text[route] = render_entries([r for r, _ in top])
+            self._record()
         return self._text[route]
+
+    def _record(self) -> None:
+        """Keep ``trace.graph["jerp"]`` (query and retrieved rule ids per route) up to date."""
+        if self.trace is not None:
+            self.trace.graph.graph["jerp"] = {"query": self.query or "", "retrieved": dict(self.retrieved)}
 
 
 class RetrievingPolicy:
@@ -111,35 +118,42 @@ class RetrievingPolicy:
 
     def for_task(self, task: Task, ctx=None, query_fn: Callable[[], str] | None = None) -> TaskPolicy:
         """The policy of one task. The query is built at the first render (after an environment reset, so it can
-        include the first observation from ``ctx``) unless ``query_fn`` is given."""
+        include the first observation from ``ctx``) unless ``query_fn`` is given; what is retrieved is recorded in
+        ``ctx.trace`` when there is one."""
         return TaskPolicy(self.memory, self.embedder, k=self.k, utility_weight=self.utility_weight,
-                          query_fn=query_fn or (lambda: task_query(task, ctx)))
+                          query_fn=query_fn or (lambda: task_query(task, ctx)), trace=getattr(ctx, "trace", None))
 
 
-class RetrievalProgram:
-    """Wraps a program so each task runs with ``RetrievingPolicy(ctx.policy).for_task(task)`` (see module doc)."""
+EMBEDDER_KINDS = {"lexical": "lexical", "all-MiniLM-L6-v2": "minilm"}  # Embedder.name -> load_embedder kind
 
-    def __init__(self, program, embedder: Embedder, *, k: int = 4, utility_weight: float = 0.1):
-        self.inner, self.embedder, self.k, self.utility_weight = program, embedder, k, utility_weight
-        self.name = program.name
+
+class Retriever:
+    """The executor's per-task policy hook for JERP: ``hook(task, ctx)`` turns the run's policy memory
+    (``ctx.policy``) into the :class:`TaskPolicy` of that task; any other policy source is left as it is.
+
+    Pickles light for Ray workers: a built-in embedder travels as its kind and is loaded once per worker process."""
+
+    def __init__(self, embedder: Embedder, *, k: int = 4, utility_weight: float = 0.1):
+        self._embedder, self.k, self.utility_weight = embedder, k, utility_weight
+        self.kind = EMBEDDER_KINDS.get(getattr(embedder, "name", ""))
 
     @property
-    def routes(self) -> list[str]:
-        return self.inner.routes
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = load_embedder(self.kind)
+        return self._embedder
 
-    def __getattr__(self, item: str):  # agents, benchmark, modules ... of the wrapped program
-        return getattr(self.inner, item)
-
-    def run(self, task: Task, ctx):
+    def __call__(self, task: Task, ctx):
         if not isinstance(ctx.policy, PolicyMemory):
-            return self.inner.run(task, ctx)
+            return ctx.policy
         policy = RetrievingPolicy(ctx.policy, self.embedder, k=self.k, utility_weight=self.utility_weight)
-        scoped = policy.for_task(task, ctx)
-        ctx.policy = scoped
-        try:
-            return self.inner.run(task, ctx)
-        finally:
-            ctx.trace.graph.graph["jerp"] = {"query": scoped.query or "", "retrieved": dict(scoped.retrieved)}
+        return policy.for_task(task, ctx)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if self.kind:
+            state["_embedder"] = None
+        return state
 
 
 def retrieved_ids(trace: Trace | None) -> list[str]:
@@ -191,12 +205,16 @@ class JERP:
         self.module = _module()
         self.skipped: list[dict[str, str]] = []
 
+    def setup(self, ws: Workspace) -> None:
+        """Called by the optimize loop before any rollout (also on resume): retrieval for every rollout."""
+        self.install(ws)
+
     def install(self, ws: Workspace) -> Embedder:
-        """Wrap ``ws.program`` for retrieval (idempotent) and return the embedder."""
-        if not isinstance(ws.program, RetrievalProgram):
-            ws.program = RetrievalProgram(ws.program, load_embedder(self.embedder_kind), k=self.k,
-                                          utility_weight=self.utility_weight)
-        return ws.program.embedder
+        """Set the workspace's per-task policy hook to a :class:`Retriever` (idempotent); return its embedder."""
+        if not isinstance(ws.policy_for_task, Retriever):
+            ws.policy_for_task = Retriever(load_embedder(self.embedder_kind), k=self.k,
+                                           utility_weight=self.utility_weight)
+        return ws.policy_for_task.embedder
 
     @staticmethod
     def family(ws: Workspace, task: Task) -> str:

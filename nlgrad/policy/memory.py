@@ -72,12 +72,17 @@ class PolicyMemory(BaseModel):
         return self
 
     # ----------------------------------------------------------------------------------------------- identity
-    def _bump_counter(self, route: str) -> None:
+    def _highest_id(self, route: str) -> int:
+        """The largest ``<route>#<n>`` number in use or recorded in ``last_ids`` (0 if none)."""
         high = self.last_ids.get(route, 0)
         for entry in self.by_route.get(route, []):
             parts = split_seq_id(entry.id or "")
             if parts is not None and parts[0] == route:
                 high = max(high, parts[1])
+        return high
+
+    def _bump_counter(self, route: str) -> None:
+        high = self._highest_id(route)
         if high:
             self.last_ids[route] = high
 
@@ -85,11 +90,7 @@ class PolicyMemory(BaseModel):
         """The next unused ``<route>#<n>`` id. Numbers are never reused, even after a delete."""
         if taken is None:
             taken = {e.id for entries in self.by_route.values() for e in entries if e.id}
-        n = self.last_ids.get(route, 0)
-        for entry in self.by_route.get(route, []):
-            parts = split_seq_id(entry.id or "")
-            if parts is not None and parts[0] == route:
-                n = max(n, parts[1])
+        n = self._highest_id(route)
         while True:
             n += 1
             candidate = f"{route}#{n}"

@@ -81,28 +81,28 @@ class DeleteOp(_OpBase):
     id: EntryId
 
 
-class UpvoteOp(_OpBase):
+class _VoteOp(_OpBase):
+    """An up- or downvote of one entry: counts change, rendered text does not."""
+
+    op: Literal["upvote", "downvote"]
+    id: EntryId
+    amount: int = Field(default=1, ge=1, le=1000)
+
+    @property
+    def changes_text(self) -> bool:
+        return False
+
+
+class UpvoteOp(_VoteOp):
     """Record that an entry helped (adds ``amount`` to ``helpful``)."""
 
     op: Literal["upvote"] = "upvote"
-    id: EntryId
-    amount: int = Field(default=1, ge=1, le=1000)
-
-    @property
-    def changes_text(self) -> bool:
-        return False
 
 
-class DownvoteOp(_OpBase):
+class DownvoteOp(_VoteOp):
     """Record that an entry hurt (adds ``amount`` to ``harmful``)."""
 
     op: Literal["downvote"] = "downvote"
-    id: EntryId
-    amount: int = Field(default=1, ge=1, le=1000)
-
-    @property
-    def changes_text(self) -> bool:
-        return False
 
 
 class MergeOp(_OpBase):

@@ -2,6 +2,12 @@
 
 A task that raises is recorded as an error result (score 0) and never stops the batch. Each finished task appends
 one line to ``results.jsonl`` and writes its trace, so an interrupted run can resume where it stopped.
+
+``policy_for_task`` (optional) is the per-task policy seam: called once per task, after its :class:`RunContext` is
+built (``ctx.policy`` is then the executor's ``policy``) and before the program runs; what it returns is
+``ctx.policy`` for the whole episode. A method that gives each task its own view of the policy (JERP's retrieval of
+the top-k rules) supplies it; the returned policy may defer work to its first ``render`` (after the environment
+reset, so the first observation is known) and may record what it chose in ``ctx.trace``.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -56,6 +62,9 @@ class RunResult:
         return [r.score for r in self.results]
 
 
+PolicyForTask = Callable[[Task, RunContext], PolicySource]
+
+
 def summarize(results: list[TaskResult], wall_s: float) -> dict[str, Any]:
     est = bootstrap_ci([r.score for r in results])
     succ = bootstrap_ci([float(r.success) for r in results])
@@ -74,10 +83,11 @@ class Executor:
     def __init__(self, *, benchmark: Benchmark, program: Program, lm: LM, policy: PolicySource | None = None,
                  workers: int = 1, step_cap: int | None = None, timeout_s: float | None = None,
                  run_dir: RunDir | None = None, progress: bool = True, keep_traces: bool = False,
-                 console: Console | None = None, label: str = "eval"):
+                 console: Console | None = None, label: str = "eval", policy_for_task: PolicyForTask | None = None):
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         self.benchmark, self.program, self.lm, self.policy = benchmark, program, lm, policy
+        self.policy_for_task = policy_for_task
         self.workers, self.step_cap, self.timeout_s = workers, step_cap, timeout_s
         self.run_dir, self.progress, self.keep_traces = run_dir, progress, keep_traces
         self.console = console or Console(stderr=True)
@@ -119,6 +129,8 @@ class Executor:
         try:
             ctx = RunContext(task=task, lm=self.lm, trace=trace, policy=self.policy, env=self._env(),
                              step_cap=self.step_cap, deadline=deadline)
+            if self.policy_for_task is not None:
+                ctx.policy = self.policy_for_task(task, ctx)
             try:
                 output = self.program.run(task, ctx)
             except StepCapReached:

@@ -157,13 +157,15 @@ def _worker_state(token: str, spec_box: list) -> _WorkerState:
     return state
 
 
-def run_remote_task(token: str, spec_box: list, policy: Any, task: Task, secrets: dict[str, str]) -> dict[str, Any]:
+def run_remote_task(token: str, spec_box: list, policy: Any, task: Task, secrets: dict[str, str],
+                    policy_for_task: Any = None) -> dict[str, Any]:
     """The body of one Ray task: run one episode on this worker and return plain data for the driver."""
     for name, value in secrets.items():
         os.environ[name] = value
     state = _worker_state(token, spec_box)
     state.lm.ledger = Ledger()  # one ledger per task; the driver merges them
     state.executor.policy = policy
+    state.executor.policy_for_task = policy_for_task  # the executor's per-task policy hook travels like the policy
     result, trace = state.executor.run_task(task)
     return {"result": result.to_dict(), "trace": trace.to_dict(), "ledger": state.lm.ledger.to_dict(),
             "worker": {"pid": os.getpid()}}
@@ -253,6 +255,7 @@ class RayExecutor(Executor):
             token = WorkerSpec(settings={}).token(spec_bytes)
             spec_box = [ray.put(spec_bytes)]  # nested in a list: workers fetch it only on a cache miss
             policy_ref = ray.put(self.policy)
+            hook_ref = ray.put(self.policy_for_task)
             secrets = self._secrets()
             remote = _remote_function().options(**self.task_options)
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -268,7 +271,7 @@ class RayExecutor(Executor):
                 while queue or pending:
                     while queue and len(pending) < self.workers:
                         task = queue.pop(0)
-                        pending[remote.remote(token, spec_box, policy_ref, task, secrets)] = task
+                        pending[remote.remote(token, spec_box, policy_ref, task, secrets, hook_ref)] = task
                     ready, _ = ray.wait(list(pending), num_returns=1)
                     for ref in ready:
                         task = pending.pop(ref)

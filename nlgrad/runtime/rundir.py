@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nlgrad.errors import ConfigError
-from nlgrad.files import write_json_atomic
+from nlgrad.files import read_jsonl, write_json_atomic
 from nlgrad.runtime.trace import Trace
 
 
@@ -72,11 +72,7 @@ class RunDir:
         out: dict[str, dict[str, Any]] = {}
         if not path.exists():
             return out
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+        for record in read_jsonl(path):
             if isinstance(record, dict) and "task_id" in record:
                 out[record["task_id"]] = record
         return out

@@ -4,6 +4,7 @@ import json
 
 import pytest
 from compare_helpers import RULE, ShoutBenchmark, ShoutProgram
+from fake_lm import serve_toy
 
 from nlgrad.errors import ConfigError
 from nlgrad.lm.client import LM
@@ -179,10 +180,7 @@ def test_human_adopts_the_benchmark_policy(settings, fake_world, shout, tmp_path
 
 
 def test_human_without_a_human_policy_is_a_clear_error(settings, fake_world, tmp_path, monkeypatch):
-    import nlgrad.optimize as optimize
-
-    monkeypatch.setattr(optimize, "load_benchmark", lambda bid, **kw: ShoutBenchmark())
-    monkeypatch.setattr(optimize, "load_program", lambda name, benchmark=None, **kw: ShoutProgram())
+    serve_toy(monkeypatch, ShoutBenchmark(), ShoutProgram)
     with pytest.raises(ConfigError, match="no human-written policy"):
         run_optimize(OptimizeConfig(method="human", benchmark="shout", iterations=1, test_n=0), settings,
                      tmp_path / "p", progress=False)

@@ -106,3 +106,47 @@ def test_unwritable_run_dir_fails_before_work(tmp_path):
     blocker.write_text("x")
     with pytest.raises(ConfigError, match="run directory"):
         RunDir(blocker / "run").create()
+
+
+class TwoCallProgram(EchoProgram):
+    """Two module calls per task: the policy must stay the same object for the whole episode."""
+
+    def run(self, task, ctx):
+        first = ctx.call(self.say, text=task.inputs["text"]).value
+        return ctx.call(self.say, text=first).value
+
+
+class Lessons:
+    def __init__(self, text):
+        self.text, self.renders = text, 0
+
+    def render(self, route):
+        self.renders += 1
+        return self.text
+
+
+def test_policy_for_task_hook_is_called_once_per_task_and_fixed_for_the_episode(make_lm, echo_llm, tmp_path):
+    base, calls, given = Lessons("base"), [], {}
+
+    def hook(task, ctx):
+        calls.append(task.id)
+        assert ctx.policy is base and ctx.task is task and ctx.trace.task_id == task.id
+        given[task.id] = Lessons(f"for {task.id}")
+        return given[task.id]
+
+    tasks = EchoBenchmark().tasks("dev", 4)
+    ex = Executor(benchmark=EchoBenchmark(), program=TwoCallProgram(), lm=make_lm(), policy=base, workers=2,
+                  progress=False, keep_traces=True, policy_for_task=hook, run_dir=RunDir(tmp_path / "r").create())
+    result = ex.run(tasks)
+    assert sorted(calls) == [t.id for t in tasks] and base.renders == 0
+    for task in tasks:
+        modules = [n for n in result.traces[task.id].nodes() if n["kind"] == "module"]
+        assert [n["policy"] for n in modules] == [f"for {task.id}"] * 2 and given[task.id].renders == 2
+    assert ex.run(tasks, resume=True).summary["n"] == 4 and len(calls) == 4  # finished tasks are not re-run
+
+    def broken(task, ctx):
+        raise KeyError("no rules")
+
+    failed = Executor(benchmark=EchoBenchmark(), program=EchoProgram(), lm=make_lm(), policy=base, progress=False,
+                      policy_for_task=broken).run(tasks[:1])
+    assert failed.results[0].error == "KeyError: 'no rules'"  # a failing hook is that task's error, not a crash

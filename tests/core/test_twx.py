@@ -1,10 +1,12 @@
 """TextWorldExpress benchmark: deterministic disjoint splits, env episodes, metric feedback, action matching."""
 
 import shutil
+from types import SimpleNamespace
 
 import pytest
 
-from nlgrad.programs.twx_react import match_action, rank_actions
+from nlgrad.programs.twx_react import match_action, pick_action, rank_actions
+from nlgrad.runtime.context import Output
 from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.registry import load_benchmark, load_program
 
@@ -60,6 +62,21 @@ def test_rank_actions_puts_untried_relevant_first():
                           "Find the coin. Once you find the coin, take it.", tried={"move east"})
     assert [a["text"] for a in ranked] == ["take coin", "close door to west", "inventory", "move east"]
     assert ranked[-1]["tried"] and not ranked[0]["tried"]
+
+
+def test_pick_action_keeps_a_fresh_pick_and_overrides_repeats_and_garbage():
+    trace = SimpleNamespace(updates=[], update_node=lambda node, **kw: trace.updates.append((node, kw)))
+    ctx = SimpleNamespace(trace=trace)
+    actions = [{"text": "take coin", "tried": False}, {"text": "move east", "tried": True}]
+    pick = lambda index, loop_breaker=True: pick_action(ctx, Output({"index": index}, "n1"), actions,  # noqa: E731
+                                                        loop_breaker)
+    assert pick(0) == (0, False) and pick(1, loop_breaker=False) == (1, False) and trace.updates == []
+    assert pick(1) == (0, True) and pick(None) == (0, True)
+    assert [kw["override"] for _, kw in trace.updates] == [
+        {"chosen": "take coin", "reason": "repeated action in the same state"},
+        {"chosen": "take coin", "reason": "unparsable reply"}]
+    actions[0]["tried"] = True  # all tried: a repeat stands, garbage falls back to the first action
+    assert pick(1) == (1, False) and pick(None) == (0, True)
 
 
 @needs_java

@@ -4,44 +4,28 @@ from __future__ import annotations
 
 import json
 
-import litellm
 import pytest
+from fake_lm import EchoProgram, UpperCaseBenchmark, agent_reply, install_fake_lm, serve_toy
 
 from nlgrad.methods.base import OptimizeConfig
 from nlgrad.methods.dmrl import (DMRL, CandidateEdit, EditorSample, SkillDocument, edit_to_op, parse_section,
                                  section_text)
 from nlgrad.optimize import run_optimize
 from nlgrad.policy import AddOp, DeleteOp, EditOp, PolicyMemory, PolicyStore
-from nlgrad.runtime.module import Module
-from nlgrad.runtime.protocols import MetricResult, Task
 
 TEMPLATE = ("{% block system %}Repeat the text.{% if policy %}\nSkill document:\n{{ policy }}{% endif %}"
             "{% endblock %}{% block user %}{{ text }}{% endblock %}")
 
 
-class DocBench:
+class DocBench(UpperCaseBenchmark):
     id, kind, default_program = "docshout", "static", "docshout"
-
-    def tasks(self, split, n=None):
-        offset = {"train": 0, "dev": 100, "test": 200}[split]
-        return [Task(id=f"d/{split}/{i}", split=split, inputs={"text": f"word number {offset + i}"},
-                     gold=f"WORD NUMBER {offset + i}") for i in range(12 if n is None else n)]
-
-    def metric(self, task, output, episode=None):
-        ok = output == task.gold
-        return MetricResult(score=float(ok), success=ok,
-                            feedback="correct" if ok else f"expected upper case {task.gold!r}, got {output!r}")
+    prefix, expected = "d", "expected upper case"
 
 
-class DocProgram:
+class DocProgram(EchoProgram):
     name = "docshout"
     routes = ["doc.say"]
-
-    def __init__(self, benchmark=None):
-        self.say = Module("doc.say", TEMPLATE)
-
-    def run(self, task, ctx):
-        return ctx.call(self.say, text=task.inputs["text"]).value
+    template = TEMPLATE
 
 
 GOOD = {"section": "Style", "action": "add", "content": "Write the repeated text in UPPERCASE letters."}
@@ -53,26 +37,14 @@ def world_reply(messages, edits) -> str:
     system, user = messages[0]["content"], messages[-1]["content"]
     if "skill document" in system and "ATOMIC" in system:
         return json.dumps({"edits": edits})
-    if "UPPERCASE" in system:
-        return user.upper()
-    return user
+    return agent_reply(system, user)
 
 
 @pytest.fixture
 def doc_world(monkeypatch):
-    import nlgrad.optimize as optimize
-
-    real = litellm.completion
-    state = {"edits": [GOOD, USELESS, {"section": "Nowhere", "action": "delete"}, GOOD, COPIER], "calls": []}
-
-    def fake(*args, **kwargs):
-        state["calls"].append(kwargs["messages"])
-        kwargs["mock_response"] = world_reply(kwargs["messages"], state["edits"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(litellm, "completion", fake)
-    monkeypatch.setattr(optimize, "load_benchmark", lambda bid, **kw: DocBench())
-    monkeypatch.setattr(optimize, "load_program", lambda name, benchmark=None, **kw: DocProgram())
+    state = {"edits": [GOOD, USELESS, {"section": "Nowhere", "action": "delete"}, GOOD, COPIER]}
+    state["calls"] = install_fake_lm(monkeypatch, lambda messages: world_reply(messages, state["edits"]))
+    serve_toy(monkeypatch, DocBench(), DocProgram)
     return state
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from nlgrad.methods.base import OptimizeConfig
 from nlgrad.methods.embeddings import LexicalEmbedder, cosine, load_embedder, text_cosine
-from nlgrad.methods.jerp import RetrievalProgram, RetrievingPolicy, rank_rules, task_query
+from nlgrad.methods.jerp import Retriever, RetrievingPolicy, TaskPolicy, rank_rules, task_query
 from nlgrad.optimize import run_optimize
 from nlgrad.policy import PolicyMemory, PolicyStore
 from nlgrad.runtime.executor import Executor
@@ -136,19 +136,35 @@ def test_query_uses_inputs_and_the_first_observation():
     assert task_query(task, Ctx()) == "cooking Make a meal. You are in the kitchen."
 
 
-def test_wrapped_program_gives_each_task_its_rules_and_records_them(make_lm, script):
+def test_retriever_hook_gives_each_task_its_rules_and_records_them(make_lm, script):
     memory = pool(COOK_RULE, SHOUT_RULE)
-    prog = RetrievalProgram(RuleProgram(), LexicalEmbedder(), k=1)
-    assert prog.routes == ["rules.say"] and prog.say.route == "rules.say"  # attributes pass through
+    hook, calls = Retriever(LexicalEmbedder(), k=1), []
+
+    def counting(task, ctx):
+        calls.append(task.id)
+        scoped = hook(task, ctx)
+        assert isinstance(scoped, TaskPolicy) and scoped.memory is memory  # ctx.policy is the run's memory
+        return scoped
+
     rec = script(["ok", "ok"])
     tasks = [Task(id="a", split="train", inputs={"text": "shout the words"}),
              Task(id="b", split="train", inputs={"text": "cooking a meal with food"})]
-    result = Executor(benchmark=RuleBench(), program=prog, lm=make_lm(), policy=memory, progress=False,
-                      keep_traces=True).run(tasks)
+    result = Executor(benchmark=RuleBench(), program=RuleProgram(), lm=make_lm(), policy=memory, progress=False,
+                      keep_traces=True, policy_for_task=counting).run(tasks)
+    assert sorted(calls) == ["a", "b"]  # once per task
     systems = sorted(call["messages"][0]["content"] for call in rec.calls)
     assert any(SHOUT_RULE in s and COOK_RULE not in s for s in systems)
     assert any(COOK_RULE in s and SHOUT_RULE not in s for s in systems)
-    assert result.traces["a"].graph.graph["jerp"]["retrieved"] == {"rules.say": ["rules.say#2"]}
+    assert result.traces["a"].graph.graph["jerp"] == {"query": "shout the words",
+                                                      "retrieved": {"rules.say": ["rules.say#2"]}}
+    assert result.traces["a"].nodes()[1]["policy"] == f"- {SHOUT_RULE}"  # what the module call actually saw
+    # any other policy source passes through; a built-in embedder travels to Ray workers as its kind
+    other = type("Ctx", (), {"policy": "plain"})()
+    assert hook(tasks[0], other) == "plain"
+    import pickle
+
+    clone = pickle.loads(pickle.dumps(hook))
+    assert clone.kind == "lexical" and clone._embedder is None and clone.embedder.name == "lexical"
 
 
 def config(**kw):

@@ -6,8 +6,8 @@ import json
 import re
 from types import SimpleNamespace
 
-import litellm
 import pytest
+from fake_lm import UpperCaseBenchmark, install_fake_lm, serve_toy
 
 from nlgrad.methods.base import OptimizeConfig
 from nlgrad.methods.langmarl import (LangMARL, TeamCredit, agent_routes, match_credits, message_view,
@@ -16,7 +16,6 @@ from nlgrad.optimize import run_optimize
 from nlgrad.policy import PolicyStore
 from nlgrad.runtime.executor import TaskResult
 from nlgrad.runtime.module import Module
-from nlgrad.runtime.protocols import MetricResult, Task
 from nlgrad.runtime.trace import Trace
 
 WRITER_T = ("{% block system %}You are the writer. Copy the text.{% if policy %}\nLessons:\n{{ policy }}{% endif %}"
@@ -26,20 +25,11 @@ SHOUTER_T = ("{% block system %}You are the shouter. Repeat the draft.{% if poli
 ROUTES = {"writer": ["team.write"], "shouter": ["team.shout"]}
 
 
-class TeamShoutBenchmark:
+class TeamShoutBenchmark(UpperCaseBenchmark):
     """Gold is the input in upper case: the writer copies, the shouter must shout (when its policy says so)."""
 
     id, kind, default_program = "teamshout", "static", "teamshout"
-
-    def tasks(self, split, n=None):
-        offset = {"train": 0, "dev": 100, "test": 200}[split]
-        return [Task(id=f"ts/{split}/{i}", split=split, inputs={"text": f"word number {offset + i}"},
-                     gold=f"WORD NUMBER {offset + i}") for i in range(12 if n is None else n)]
-
-    def metric(self, task, output, episode=None):
-        ok = output == task.gold
-        return MetricResult(score=float(ok), success=ok,
-                            feedback="correct" if ok else f"expected {task.gold!r}, got {output!r}")
+    prefix = "ts"
 
 
 class TeamShoutProgram:
@@ -85,18 +75,8 @@ def team_reply(messages) -> str:
 
 @pytest.fixture
 def team_world(monkeypatch):
-    import nlgrad.optimize as optimize
-
-    real, calls = litellm.completion, []
-
-    def fake(*args, **kwargs):
-        calls.append(kwargs["messages"])
-        kwargs["mock_response"] = team_reply(kwargs["messages"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(litellm, "completion", fake)
-    monkeypatch.setattr(optimize, "load_benchmark", lambda bid, **kw: TeamShoutBenchmark())
-    monkeypatch.setattr(optimize, "load_program", lambda name, benchmark=None, **kw: TeamShoutProgram())
+    calls = install_fake_lm(monkeypatch, team_reply)
+    serve_toy(monkeypatch, TeamShoutBenchmark(), TeamShoutProgram)
     return calls
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 import shutil
 
-import litellm
 import pytest
+from fake_lm import install_fake_lm
 
 from nlgrad.methods.langmarl import agent_routes, team_structure
 from nlgrad.programs.team_hotpot import ANSWERER, RESEARCHER, TeamHotpotProgram, parse_research
@@ -17,30 +17,23 @@ from nlgrad.runtime.protocols import MetricResult, Observation, StepResult, Task
 pytest.importorskip("rank_bm25")
 
 
+def team_reply(messages) -> str:
+    system, user = messages[0]["content"], messages[-1]["content"]
+    if "researcher of a two-person team" in system:
+        return "Facts: The Tower was designed by Anna Berg.\nNext search: Anna Berg architect birthplace"
+    if "answerer of a two-person team" in system:
+        return "Oslo"
+    if "planner of a two-agent team" in system:
+        return "Plan: go east and take the coin."
+    if "actor of a two-agent team" in system:
+        numbers = dict((text, n) for n, text in re.findall(r"^(\d+)\. (.+?)(?: \(already|$)", user, re.M))
+        return numbers.get("take coin") or numbers.get("move east") or "1"
+    return "?"
+
+
 @pytest.fixture
 def fake_lm(monkeypatch):
-    real, calls = litellm.completion, []
-
-    def fake(*args, **kwargs):
-        messages = kwargs["messages"]
-        calls.append(messages)
-        system, user = messages[0]["content"], messages[-1]["content"]
-        if "researcher of a two-person team" in system:
-            reply = "Facts: The Tower was designed by Anna Berg.\nNext search: Anna Berg architect birthplace"
-        elif "answerer of a two-person team" in system:
-            reply = "Oslo"
-        elif "planner of a two-agent team" in system:
-            reply = "Plan: go east and take the coin."
-        elif "actor of a two-agent team" in system:
-            numbers = dict((text, n) for n, text in re.findall(r"^(\d+)\. (.+?)(?: \(already|$)", user, re.M))
-            reply = numbers.get("take coin") or numbers.get("move east") or "1"
-        else:
-            reply = "?"
-        kwargs["mock_response"] = reply
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(litellm, "completion", fake)
-    return calls
+    return install_fake_lm(monkeypatch, team_reply)
 
 
 def hotpot_task() -> Task:

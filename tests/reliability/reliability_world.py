@@ -13,27 +13,32 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import sys
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Callable
 
-from nlgrad.runtime.module import Module
-from nlgrad.runtime.protocols import MetricResult, Task
+TESTS = Path(__file__).resolve().parents[1]
+if str(TESTS) not in sys.path:  # subprocesses (toy_cli.py) put only this folder on the path
+    sys.path.append(str(TESTS))
+
+from fake_lm import UPPER_RULE, EchoProgram, UpperCaseBenchmark, correction, nlpg_reply  # noqa: E402
+
+from nlgrad.runtime.protocols import Task  # noqa: E402
 
 FAULT_KINDS = ("429", "500", "503", "timeout", "empty", "malformed")
 
-TEMPLATE = ("{% block system %}Repeat the text.{% if policy %}\nLessons:\n{{ policy }}{% endif %}{% endblock %}"
-            "{% block user %}{{ text }}{% endblock %}")
-
 
 # ---------------------------------------------------------------------------------------------- toy benchmark
-class ToyBenchmark:
-    """Gold is the input in upper case; the fake agent only shouts when its policy says UPPERCASE."""
+class ToyBenchmark(UpperCaseBenchmark):
+    """The toy benchmark of tests/fake_lm.py under the id ``toy``, with seeded tasks, or the given ``texts``."""
 
     id, kind, default_program = "toy", "static", "toy"
+    prefix, size = "toy", 8
 
     def __init__(self, variant=None, texts: dict[str, list[str]] | None = None):
         self.texts = texts
@@ -43,45 +48,23 @@ class ToyBenchmark:
             rows = self.texts[split][: n if n is not None else None]
             return [Task(id=f"toy/{split}/{i}", split=split, inputs={"text": t}, gold=t.upper(), seed=i)
                     for i, t in enumerate(rows)]
-        offset = {"train": 0, "dev": 100, "test": 200}[split]
-        count = 8 if n is None else n
-        return [Task(id=f"toy/{split}/{i}", split=split, inputs={"text": f"word number {offset + i}"},
-                     gold=f"WORD NUMBER {offset + i}", seed=1000 + offset + i) for i in range(count)]
+        return super().tasks(split, n)
 
-    def metric(self, task, output, episode=None):
-        ok = output == task.gold
-        return MetricResult(score=float(ok), success=ok,
-                            feedback="correct" if ok else f"expected {task.gold!r}, got {output!r}")
+    def task(self, split, i, k):
+        return replace(super().task(split, i, k), seed=1000 + k)
 
 
-class ToyProgram:
+class ToyProgram(EchoProgram):
     name = "toy"
     routes = ["toy.say"]
 
-    def __init__(self, benchmark=None):
-        self.say = Module("toy.say", TEMPLATE)
 
-    def run(self, task, ctx):
-        return ctx.call(self.say, text=task.inputs["text"]).value
+TOY_CORRECTIONS = [correction(UPPER_RULE, 3), correction("Add a friendly greeting.", 1)]  # the greeting: support 1
 
 
 def toy_reply(messages: list[dict]) -> str:
     """Deterministic replies for the agent, critic and optimizer prompts of NLPG on the toy benchmark."""
-    system, user = messages[0]["content"], messages[-1]["content"]
-    if "what_went_wrong" in user:
-        return json.dumps({"what_went_wrong": "the answer was not in upper case", "what_worked": "",
-                           "root_cause_route": "toy.say"})
-    if '"blame"' in user:
-        return json.dumps({"feedback": "the output kept lower-case letters",
-                           "suggestion": "When repeating text, write it in UPPERCASE", "blame": 0.9})
-    if '"corrections"' in user:
-        return json.dumps({"corrections": [
-            {"text": "Always write the repeated text in UPPERCASE letters.", "when": "", "evidence": [1, 2, 3]},
-            {"text": "Add a friendly greeting.", "when": "", "evidence": [1]},  # one-off: support 1
-        ]})
-    if "UPPERCASE" in system:
-        return user.upper()
-    return user
+    return nlpg_reply(messages, "toy.say", TOY_CORRECTIONS)
 
 
 # ---------------------------------------------------------------------------------------------- fake server

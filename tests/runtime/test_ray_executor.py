@@ -14,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
 
+import fake_lm  # noqa: E402
 import reliability_world as world  # noqa: E402
 
 from nlgrad.config import RoleConfig, Settings  # noqa: E402
@@ -35,6 +36,7 @@ def ray_local():
     from ray import cloudpickle
 
     # Workers cannot import modules under tests/: ship the toy classes (and those defined here) by value.
+    cloudpickle.register_pickle_by_value(fake_lm)
     cloudpickle.register_pickle_by_value(world)
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     started = not ray.is_initialized()
@@ -217,3 +219,29 @@ def test_successive_runs_reuse_workers_but_use_each_runs_policy(ray_local, serve
     assert outputs == [["word number 100", "word number 101"], ["WORD NUMBER 100", "WORD NUMBER 101"],
                        ["word number 100", "word number 101"]]
     assert lm.ledger.total().calls + lm.ledger.total().cached == 6
+
+
+def test_policy_for_task_hook_travels_to_workers_for_that_run_only(ray_local, server, tmp_path):
+    """The executor's per-task policy hook (JERP's retrieval) runs on the worker, once per task, and is not kept
+    by the cached worker executor for the next run."""
+    from nlgrad.methods.embeddings import LexicalEmbedder
+    from nlgrad.methods.jerp import Retriever
+    from nlgrad.policy import PolicyMemory
+
+    memory = PolicyMemory.model_validate({"program": "toy", "routes": {"toy.say": [
+        {"text": "When cooking a meal, read the recipe first.", "kind": "rule"},
+        {"text": "When repeating a word number, write it in UPPERCASE.", "kind": "rule"}]}})
+    bench, tasks = world.ToyBenchmark(), world.ToyBenchmark().tasks("dev", 3)
+    lm = LM(make_settings(tmp_path, server.api_base))
+    runs = []
+    for hook in (Retriever(LexicalEmbedder(), k=1), None):
+        ex = RayExecutor(benchmark=bench, program=world.ToyProgram(), lm=lm, policy=memory, workers=2,
+                         progress=False, keep_traces=True, policy_for_task=hook)
+        runs.append(ex.run(tasks))
+    with_hook, without = runs
+    assert [r.output for r in with_hook.results] == ["WORD NUMBER 100", "WORD NUMBER 101", "WORD NUMBER 102"]
+    for t in tasks:
+        trace = with_hook.traces[t.id]
+        assert trace.graph.graph["jerp"]["retrieved"] == {"toy.say": ["toy.say#2"]}
+        assert "cooking" not in trace.module_calls("toy.say")[0]["policy"]  # only the retrieved rule was shown
+        assert "cooking" in without.traces[t.id].module_calls("toy.say")[0]["policy"]  # no hook: the whole pool
