@@ -40,6 +40,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from nlgrad.benchmarks.episode_text import episode_outcome, last_moves
 from nlgrad.errors import BenchmarkError
 from nlgrad.runtime.protocols import Episode, MetricResult, Observation, StepResult, Task
 
@@ -307,21 +308,15 @@ class ScienceWorldBenchmark:
         last = info.get("message", last_obs.text if last_obs else "")
         task_text = episode.first_observation.info.get("task", "") if episode.first_observation else ""
         success = bool(episode.success)
-        if success:
-            outcome = f"succeeded in {episode.steps} steps"
-        elif raw < 0:
+        if not success and raw < 0:
             outcome = (f"failed: the task ended with ScienceWorld score {raw} after {episode.steps} steps (a wrong "
                        f"'focus on' or another irreversible mistake; the last action was "
                        f"{episode.actions[-1] if episode.actions else '(none)'!r})")
-        elif episode.done:
-            outcome = f"failed: the episode ended after {episode.steps} steps without completing the task"
-        elif episode.stopped_by_cap:
-            outcome = f"failed: ran out of steps (cap {episode.steps}) before completing the task"
         else:
-            outcome = f"failed: the agent stopped after {episode.steps} steps"
+            outcome = episode_outcome(episode, ended="the episode", without="completing the task",
+                                      before="completing the task")
         score = 1.0 if success else 0.0 if raw < 0 else max(0.0, min(1.0, episode.score))
-        recent = ", ".join(episode.actions[-8:]) or "(none)"
         feedback = (f"Task ({self.task_name}): {task_text} Outcome: {outcome}. Final score {score:.2f} "
-                    f"(ScienceWorld {raw}/100). Last actions: {recent}. Last game message: {last[:400]}")
+                    f"(ScienceWorld {raw}/100). {last_moves(episode, last)}")
         return MetricResult(score=score, success=success, feedback=feedback,
                             details={"steps": episode.steps, "actions": episode.actions, "raw_score": raw})

@@ -12,6 +12,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from nlgrad.benchmarks.episode_text import episode_outcome, last_moves
 from nlgrad.errors import BenchmarkError
 from nlgrad.runtime.protocols import Episode, MetricResult, Observation, StepResult, Task
 
@@ -118,16 +119,8 @@ class TextWorldExpressBenchmark:
             raise BenchmarkError(f"{self.id} is interactive: the metric needs the episode")
         last = episode.last_observation.text if episode.last_observation else ""
         task_text = episode.first_observation.info.get("task", "") if episode.first_observation else ""
-        if episode.success:
-            outcome = f"succeeded in {episode.steps} steps"
-        elif episode.done:
-            outcome = f"failed: the game ended after {episode.steps} steps without success"
-        elif episode.stopped_by_cap:
-            outcome = f"failed: ran out of steps (cap {episode.steps}) before finishing"
-        else:
-            outcome = f"failed: the agent stopped after {episode.steps} steps"
-        recent = ", ".join(episode.actions[-8:]) or "(none)"
+        outcome = episode_outcome(episode, ended="the game", without="success", before="finishing")
         feedback = (f"Task: {task_text} Outcome: {outcome}. Final score {episode.score:.2f}. "
-                    f"Last actions: {recent}. Last game message: {last[:400]}")
+                    f"{last_moves(episode, last)}")
         return MetricResult(score=1.0 if episode.success else episode.score, success=episode.success,
                             feedback=feedback, details={"steps": episode.steps, "actions": episode.actions})

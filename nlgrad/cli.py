@@ -50,6 +50,22 @@ def _settings(config: Optional[Path], lm: Optional[str], critic_lm: Optional[str
     return settings
 
 
+def _learning_settings(config: Optional[Path], lm: Optional[str], critic_lm: Optional[str], no_cache: bool,
+                       cache_dir: Optional[Path], runs_dir: Optional[Path]):
+    """:func:`_settings` for the commands that learn a policy (optimize, compare): ``--critic-lm`` also sets the
+    optimizer role, and local models that are not available are swapped per
+    :func:`~nlgrad.config.with_available_local_models`, each swap printed as a warning."""
+    from nlgrad.config import with_available_local_models
+
+    settings = _settings(config, lm, critic_lm, no_cache, cache_dir, runs_dir)
+    if critic_lm:
+        settings = settings.with_role_model("optimizer", critic_lm)
+    settings, warnings = with_available_local_models(settings)
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {escape(warning)}")
+    return settings
+
+
 ConfigOpt = typer.Option(None, "--config", help="TOML settings file (roles, cache, retries).")
 LmOpt = typer.Option(None, "--lm", help="Agent model, any litellm string (default: local/qwen2.5-coder-0.5b).")
 CriticOpt = typer.Option(None, "--critic-lm", help="Critic/optimizer model (default: local/qwen2.5-coder-1.5b).")
@@ -139,19 +155,13 @@ def optimize_cmd(
     --test-n 6 --step-cap 20, so that a run with the local models finishes in about 30 minutes on 2 cores (a
     benchmark may refine these). A flag you pass always wins.
     """
-    from nlgrad.config import with_available_local_models
     from nlgrad.console import print_optimize
     from nlgrad.methods.budget import Budget, parse_duration
     from nlgrad.methods.options import parse_method_options
     from nlgrad.optimize import resolve_config, run_optimize
 
     options = parse_method_options(method_option, method=method)  # bad options fail before any model is touched
-    settings = _settings(config, lm, critic_lm, no_cache, cache_dir, runs_dir)
-    if critic_lm:
-        settings = settings.with_role_model("optimizer", critic_lm)
-    settings, warnings = with_available_local_models(settings)
-    for warning in warnings:
-        err.print(f"[yellow]warning:[/] {escape(warning)}")
+    settings = _learning_settings(config, lm, critic_lm, no_cache, cache_dir, runs_dir)
     opt = _validated(resolve_config, method=method, benchmark=benchmark, program=program, iterations=iterations,
                      batch=batch, val=val, test_n=test_n, seed=seed, workers=workers, step_cap=step_cap,
                      min_support=min_support, margin=margin, init_policy=str(init_policy) if init_policy else None,

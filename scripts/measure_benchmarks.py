@@ -20,8 +20,8 @@ from nlgrad.runtime.protocols import SPLITS
 from nlgrad.runtime.registry import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
-FLOORS = {"twx": "twx_random", "hotpotqa": "echo_floor", "hover": "majority_floor", "locomo": "echo_floor",
-          "ifbench": "echo_floor", "ifeval": "echo_floor"}
+FLOORS = {"twx": "twx_random", "sciworld": "twx_random", "hotpotqa": "echo_floor", "hover": "majority_floor",
+          "locomo": "echo_floor", "ifbench": "echo_floor", "ifeval": "echo_floor", "tau2": "tau2_idle_floor"}
 BEGIN, END = "<!-- measured-table:begin -->", "<!-- measured-table:end -->"
 
 

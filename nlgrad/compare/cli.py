@@ -10,8 +10,8 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from nlgrad.cli import CacheDirOpt, ConfigOpt, CriticOpt, LmOpt, NoCacheOpt, _settings, _validated, err, \
-        handles_errors, out
+    from nlgrad.cli import CacheDirOpt, ConfigOpt, CriticOpt, LmOpt, NoCacheOpt, _learning_settings, _validated, \
+        err, handles_errors, out
 
     @app.command("compare")
     @handles_errors
@@ -41,21 +41,13 @@ def register(app: typer.Typer) -> None:
         """Run every method on the same agent, budget, seeds and test split; write a table, plots and report.html."""
         import time
 
-        from rich.markup import escape
-
         from nlgrad.compare.harness import CompareConfig, Harness
         from nlgrad.compare.table import to_rich
-        from nlgrad.config import with_available_local_models
         from nlgrad.methods.options import parse_compare_options
 
         names = [m.strip() for m in methods.split(",") if m.strip()]
         options = parse_compare_options(method_option, methods=names)  # fails before any model is touched
-        settings = _settings(config, lm, critic_lm, no_cache, cache_dir, None)
-        if critic_lm:
-            settings = settings.with_role_model("optimizer", critic_lm)
-        settings, warnings = with_available_local_models(settings)
-        for warning in warnings:
-            err.print(f"[yellow]warning:[/] {escape(warning)}")
+        settings = _learning_settings(config, lm, critic_lm, no_cache, cache_dir, None)
         cfg = _validated(CompareConfig, benchmark=benchmark, methods=names, budget_rollouts=budget_rollouts,
                          seeds=seeds, test_n=test_n, val=val, batch=batch, workers=workers, step_cap=step_cap,
                          program=program, budget_tokens=budget_tokens,

@@ -164,10 +164,7 @@ class Executor:
         results: dict[str, TaskResult] = {tid: TaskResult(**rec) for tid, rec in done.items()}
         traces: dict[str, Trace] = {}
         start = time.monotonic()
-        columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("score {task.fields[score]}"), TextColumn("tok {task.fields[tokens]}"),
-                   TimeElapsedColumn(), TimeRemainingColumn()]
-        progress = Progress(*columns, console=self.console, disable=not self.progress, transient=False)
+        progress = self._progress_bar()
         try:
             with progress:
                 bar = progress.add_task(self.label, total=len(tasks), completed=len(tasks) - len(todo),
@@ -176,16 +173,33 @@ class Executor:
                     futures = {pool.submit(self.run_task, task): task for task in todo}
                     for future in as_completed(futures):
                         result, trace = future.result()
-                        results[result.task_id] = result
-                        if self.keep_traces:
-                            traces[result.task_id] = trace
-                        if self.run_dir is not None:
-                            self.run_dir.save_trace(trace)
-                            self.run_dir.append_result(result.to_dict())
-                        progress.update(bar, advance=1, score=_fmt_mean(list(results.values())),
-                                        tokens=self.lm.ledger.total().total_tokens)
+                        self._record(result, trace, results, traces, progress, bar)
         finally:
             self._close_envs()
+        return self._finish(tasks, results, traces, start)
+
+    # ---- bookkeeping shared with RayExecutor --------------------------------------------------------------
+    def _progress_bar(self) -> Progress:
+        columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("score {task.fields[score]}"), TextColumn("tok {task.fields[tokens]}"),
+                   TimeElapsedColumn(), TimeRemainingColumn()]
+        return Progress(*columns, console=self.console, disable=not self.progress, transient=False)
+
+    def _record(self, result: TaskResult, trace: Trace, results: dict[str, TaskResult], traces: dict[str, Trace],
+                progress: Progress, bar: Any) -> None:
+        """Keep one finished task: into ``results`` (and ``traces`` if kept), the run directory, the progress bar."""
+        results[result.task_id] = result
+        if self.keep_traces:
+            traces[result.task_id] = trace
+        if self.run_dir is not None:
+            self.run_dir.save_trace(trace)
+            self.run_dir.append_result(result.to_dict())
+        progress.update(bar, advance=1, score=_fmt_mean(list(results.values())),
+                        tokens=self.lm.ledger.total().total_tokens)
+
+    def _finish(self, tasks: list[Task], results: dict[str, TaskResult], traces: dict[str, Trace],
+                start: float) -> RunResult:
+        """Order the results as ``tasks``, summarize them and write the summary to the run directory."""
         ordered = [results[t.id] for t in tasks if t.id in results]
         summary = summarize(ordered, time.monotonic() - start)
         if self.run_dir is not None:

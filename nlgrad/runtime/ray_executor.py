@@ -37,7 +37,7 @@ from nlgrad.config import Settings
 from nlgrad.errors import ConfigError, NlgradError
 from nlgrad.lm.client import LM, LOCAL_PREFIX
 from nlgrad.lm.ledger import Ledger
-from nlgrad.runtime.executor import Executor, RunResult, TaskResult, _fmt_mean, summarize
+from nlgrad.runtime.executor import Executor, RunResult, TaskResult, _fmt_mean
 from nlgrad.runtime.protocols import Task
 from nlgrad.runtime.trace import Trace
 
@@ -239,9 +239,6 @@ class RayExecutor(Executor):
 
     # ---- many tasks -------------------------------------------------------------------------------------------
     def run(self, tasks: list[Task], *, resume: bool = False) -> RunResult:
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
-
         ray = import_ray()
         done: dict[str, dict[str, Any]] = self.run_dir.load_results() if (resume and self.run_dir) else {}
         todo = [t for t in tasks if t.id not in done]
@@ -258,10 +255,7 @@ class RayExecutor(Executor):
             hook_ref = ray.put(self.policy_for_task)
             secrets = self._secrets()
             remote = _remote_function().options(**self.task_options)
-        columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("score {task.fields[score]}"), TextColumn("tok {task.fields[tokens]}"),
-                   TimeElapsedColumn(), TimeRemainingColumn()]
-        progress = Progress(*columns, console=self.console, disable=not self.progress, transient=False)
+        progress = self._progress_bar()
         pending: dict[Any, Task] = {}
         queue = list(todo)
         try:
@@ -280,25 +274,14 @@ class RayExecutor(Executor):
                         trace = Trace.from_dict(payload["trace"], source=f"ray task {task.id}")
                         self.lm.ledger.merge(Ledger.from_dict(payload["ledger"]))
                         self.worker_pids.add(payload["worker"]["pid"])
-                        results[result.task_id] = result
-                        if self.keep_traces:
-                            traces[result.task_id] = trace
-                        if self.run_dir is not None:
-                            self.run_dir.save_trace(trace)
-                            self.run_dir.append_result(result.to_dict())
-                        progress.update(bar, advance=1, score=_fmt_mean(list(results.values())),
-                                        tokens=self.lm.ledger.total().total_tokens)
+                        self._record(result, trace, results, traces, progress, bar)
         finally:
             for ref in pending:
                 try:
                     ray.cancel(ref, force=True)
                 except Exception:  # noqa: BLE001 - cancelling is best effort
                     pass
-        ordered = [results[t.id] for t in tasks if t.id in results]
-        summary = summarize(ordered, time.monotonic() - start)
-        if self.run_dir is not None:
-            self.run_dir.write_summary(summary)
-        return RunResult(results=ordered, summary=summary, run_dir=self.run_dir, traces=traces)
+        return self._finish(tasks, results, traces, start)
 
     @staticmethod
     def _fetch(ray, ref, task: Task) -> dict[str, Any]:

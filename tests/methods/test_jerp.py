@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-import litellm
 import pytest
+from fake_lm import EchoProgram, UpperCaseBenchmark, agent_reply, install_fake_lm, serve_toy
 
 from nlgrad.methods.base import OptimizeConfig
 from nlgrad.methods.embeddings import LexicalEmbedder, cosine, load_embedder, text_cosine
@@ -14,8 +14,7 @@ from nlgrad.methods.jerp import Retriever, RetrievingPolicy, TaskPolicy, rank_ru
 from nlgrad.optimize import run_optimize
 from nlgrad.policy import PolicyMemory, PolicyStore
 from nlgrad.runtime.executor import Executor
-from nlgrad.runtime.module import Module
-from nlgrad.runtime.protocols import MetricResult, Observation, Task
+from nlgrad.runtime.protocols import Observation, Task
 
 TEMPLATE = ("{% block system %}Repeat the text.{% if policy %}\nRules:\n{{ policy }}{% endif %}{% endblock %}"
             "{% block user %}{{ text }}{% endblock %}")
@@ -23,35 +22,22 @@ SHOUT_RULE = "When asked to shout the words, write them in UPPERCASE letters."
 COOK_RULE = "When cooking a meal, read the recipe before you pick up food."
 
 
-class RuleBench:
+class RuleBench(UpperCaseBenchmark):
     """Every third task is already in upper case (succeeds without rules): those become references."""
 
     id, kind, default_program = "rules", "static", "rules"
+    prefix = "r"
 
-    def tasks(self, split, n=None):
-        offset = {"train": 0, "dev": 100, "test": 200}[split]
-        out = []
-        for i in range(12 if n is None else n):
-            text = f"shout the words: word number {offset + i}"
-            out.append(Task(id=f"r/{split}/{i}", split=split, inputs={"text": text.upper() if i % 3 == 0 else text},
-                            gold=text.upper()))
-        return out
-
-    def metric(self, task, output, episode=None):
-        ok = output == task.gold
-        return MetricResult(score=float(ok), success=ok,
-                            feedback="correct" if ok else f"expected {task.gold!r}, got {output!r}")
+    def task(self, split: str, i: int, k: int) -> Task:
+        text = f"shout the words: word number {k}"
+        return Task(id=f"{self.prefix}/{split}/{i}", split=split,
+                    inputs={"text": text.upper() if i % 3 == 0 else text}, gold=text.upper())
 
 
-class RuleProgram:
+class RuleProgram(EchoProgram):
     name = "rules"
     routes = ["rules.say"]
-
-    def __init__(self, benchmark=None):
-        self.say = Module("rules.say", TEMPLATE)
-
-    def run(self, task, ctx):
-        return ctx.call(self.say, text=task.inputs["text"]).value
+    template = TEMPLATE
 
 
 def world_reply(messages) -> str:
@@ -59,25 +45,13 @@ def world_reply(messages) -> str:
     if "pool of short rules" in system:
         return json.dumps({"ops": [{"op": "ADD", "text": SHOUT_RULE}, {"op": "ADD", "text": COOK_RULE},
                                    {"op": "DOWNVOTE", "id": "rules.say#77"}]})
-    if "UPPERCASE" in system:
-        return user.upper()
-    return user
+    return agent_reply(system, user)
 
 
 @pytest.fixture
 def rule_world(monkeypatch):
-    import nlgrad.optimize as optimize
-
-    real, calls = litellm.completion, []
-
-    def fake(*args, **kwargs):
-        calls.append(kwargs["messages"])
-        kwargs["mock_response"] = world_reply(kwargs["messages"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(litellm, "completion", fake)
-    monkeypatch.setattr(optimize, "load_benchmark", lambda bid, **kw: RuleBench())
-    monkeypatch.setattr(optimize, "load_program", lambda name, benchmark=None, **kw: RuleProgram())
+    calls = install_fake_lm(monkeypatch, world_reply)
+    serve_toy(monkeypatch, RuleBench(), RuleProgram)
     return calls
 
 
