@@ -143,6 +143,8 @@ def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err.get("loc", ()))
         message, value = err.get("msg", "invalid value"), err.get("input")
+        if err.get("type") == "extra_forbidden":
+            message = "unknown setting (its value is not shown, in case it is a credential)"
         if _secret_like(field) or err.get("type") == "extra_forbidden":
             value = None  # never echo what may be a credential
         if field.endswith(".api_key"):

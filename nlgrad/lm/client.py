@@ -102,6 +102,7 @@ class LM:
             "max_tokens": max_tokens or cfg.max_tokens,
             "stop": stop,
             "seed": seed,
+            "response_format": extra.pop("response_format", None),
         }
         key = None
         if self.cache is not None:
@@ -116,6 +117,10 @@ class LM:
             self.cache.set(key, {"text": completion.text, "prompt_tokens": completion.prompt_tokens,
                                  "completion_tokens": completion.completion_tokens, "model": cfg.model})
         return completion
+
+    def constrains_json(self, role: str) -> bool:
+        """Whether ``role``'s model takes a JSON schema as a decoding grammar (llama.cpp's server does)."""
+        return self.model_for(role).startswith(LOCAL_PREFIX)
 
     def structured(self, role: str, messages: list[dict[str, str]], schema, **kwargs):
         """Parse a reply into the pydantic model ``schema`` (re-asks once; see :mod:`nlgrad.lm.structured`)."""

@@ -1,6 +1,9 @@
 """Parse an LM reply into a pydantic model; on failure re-ask once with the validation error, then raise.
 
 Small models wrap JSON in prose or code fences; we extract the first balanced JSON object or array before validating.
+Where the model's server takes a JSON schema as a decoding grammar (the embedded llama.cpp server), the schema is sent
+as ``response_format`` so the reply is valid JSON of the right shape by construction. The re-ask shows a filled-in
+example object rather than the raw JSON Schema, which small models tend to copy back verbatim.
 """
 
 from __future__ import annotations
@@ -19,8 +22,32 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 
 REASK_TEMPLATE = (
     "Your previous reply could not be used: {error}\n"
-    "Reply again with only one JSON value that matches this schema, and nothing else:\n{schema}"
+    "Reply again with only one JSON object of this shape (replace each <...> with your content), and nothing "
+    "else:\n{schema}"
 )
+
+
+def schema_example(schema: type[BaseModel]) -> str:
+    """A one-line example object for ``schema``: each field with a ``<type: description>`` placeholder."""
+    spec = schema.model_json_schema()
+    defs = spec.get("$defs", {})
+
+    def example(node: dict, depth: int = 0):
+        if "$ref" in node:
+            node = defs.get(node["$ref"].rsplit("/", 1)[-1], {})
+        if "anyOf" in node:
+            node = next((n for n in node["anyOf"] if n.get("type") != "null"), node["anyOf"][0])
+        kind = node.get("type")
+        if kind == "object" and depth < 4:
+            return {name: example(sub, depth + 1) for name, sub in node.get("properties", {}).items()}
+        if kind == "array" and depth < 4:
+            return [example(node.get("items", {}), depth + 1)]
+        hint = node.get("description") or node.get("title") or kind or "value"
+        if "enum" in node:
+            hint = " | ".join(map(str, node["enum"]))
+        return f"<{kind or 'value'}: {hint}>"
+
+    return json.dumps(example(spec), ensure_ascii=False)
 
 
 def extract_json(text: str) -> str:
@@ -73,12 +100,15 @@ def _error_text(exc: Exception) -> str:
 def parse_structured(lm, role: str, messages: list[dict[str, str]], schema: type[T], *, sample_index: int = 0,
                      **kwargs) -> T:
     """Ask ``role`` and parse its reply into ``schema``; one re-ask with the error; else StructuredOutputError."""
+    constrains = getattr(lm, "constrains_json", None)
+    if constrains is not None and constrains(role) and "response_format" not in kwargs:
+        kwargs["response_format"] = {"type": "json_object", "schema": schema.model_json_schema()}
     first = lm.complete(role, messages, sample_index=sample_index, **kwargs)
     try:
         return validate_reply(first.text, schema)
     except (ValidationError, ValueError) as exc:
         error = _error_text(exc)
-    schema_text = json.dumps(schema.model_json_schema(), separators=(",", ":"))[:1500]
+    schema_text = schema_example(schema)[:1500]
     reask = messages + [
         {"role": "assistant", "content": first.text},
         {"role": "user", "content": REASK_TEMPLATE.format(error=error, schema=schema_text)},

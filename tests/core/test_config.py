@@ -22,7 +22,6 @@ def test_toml_file_overrides_roles(tmp_path):
     ("retries = -1\n", "retries", "-1"),
     ('[roles.agent]\nmodel = "nomodel"\n', "roles.agent.model", "nomodel"),
     ('[roles.agent]\ntemperature = 9\n', "roles.agent.temperature", "9"),
-    ("bogus_key = 1\n", "bogus_key", "1"),
 ])
 def test_bad_values_name_file_field_and_value(tmp_path, text, field, value):
     path = tmp_path / "bad.toml"
@@ -30,7 +29,18 @@ def test_bad_values_name_file_field_and_value(tmp_path, text, field, value):
     with pytest.raises(ConfigError) as info:
         load_settings(path)
     msg = str(info.value)
-    assert "bad.toml" in msg and field in msg and value in msg
+    assert "bad.toml" in msg and f"field: {field}" in msg
+    assert "value: " in msg and value in msg.split("value: ", 1)[1]
+
+
+def test_unknown_key_is_named_but_its_value_is_not_echoed(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('bogus_token = "sk-live-abc123"\n')
+    with pytest.raises(ConfigError) as info:
+        load_settings(path)
+    msg = str(info.value)
+    assert "bad.toml" in msg and "field: bogus_token" in msg and "unknown setting" in msg
+    assert "sk-live-abc123" not in msg
 
 
 def test_invalid_toml_and_missing_file(tmp_path):

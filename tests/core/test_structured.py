@@ -38,3 +38,29 @@ def test_second_failure_raises_typed_error_naming_role_model_text(make_lm, scrip
     msg = str(info.value)
     assert "role=critic" in msg and "openai/test-model" in msg and "Diagnosis" in msg
     assert "still xxx" in msg and "more chars" in msg  # offending text, truncated
+
+
+def test_reask_shows_a_filled_in_example_not_the_raw_schema(make_lm, script):
+    rec = script(['{"route": 3}', '{"route": "twx.act", "severity": 1}'])
+    make_lm().structured("critic", MSG, Diagnosis)
+    reask = rec.calls[1]["messages"][-1]["content"]
+    assert '"route": "<string: Route>"' in reask and '"severity": "<integer: Severity>"' in reask
+    assert '"properties"' not in reask  # a small model copies a raw JSON Schema back verbatim
+
+
+def test_remote_models_get_no_grammar(make_lm, script):
+    rec = script(['{"route": "a", "severity": 1}'])
+    make_lm().structured("critic", MSG, Diagnosis)
+    assert "response_format" not in rec.calls[0]
+
+
+def test_local_models_decode_with_the_schema_as_grammar_and_it_keys_the_cache(make_lm, script, monkeypatch):
+    lm = make_lm()
+    monkeypatch.setattr(type(lm), "constrains_json", lambda self, role: True)
+    rec = script(['{"route": "a", "severity": 1}', '{"route": "b", "severity": 2}'])
+    assert lm.structured("critic", MSG, Diagnosis).route == "a"
+    fmt = rec.calls[0]["response_format"]
+    assert fmt["type"] == "json_object" and fmt["schema"] == Diagnosis.model_json_schema()
+    # the same messages without the grammar are a different cache entry, so they reach the model
+    assert lm.complete("critic", MSG).text == '{"route": "b", "severity": 2}'
+    assert lm.structured("critic", MSG, Diagnosis).route == "a" and len(rec.calls) == 2
