@@ -37,9 +37,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from nlgrad.benchmarks.tau2_tools import (DOMAINS, TRANSFER_TOOL, DomainData, call_tool, compare_db, db_changes,
-                                          expected_changes, load_domain, parse_agent_reply, same_call, show_call,
-                                          split_ids, user_instructions)
+from nlgrad.benchmarks.tau2_db import compare_db, db_changes, expected_changes, same_call, show_call
+from nlgrad.benchmarks.tau2_reply import parse_agent_reply
+from nlgrad.benchmarks.tau2_tools import (DOMAINS, TRANSFER_TOOL, DomainData, call_tool, load_domain, split_ids,
+                                          user_instructions)
 from nlgrad.errors import BenchmarkError
 from nlgrad.runtime.protocols import Episode, MetricResult, Observation, StepResult, Task
 

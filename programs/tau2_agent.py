@@ -25,7 +25,7 @@ import re
 from importlib.resources import files
 from typing import Any
 
-from nlgrad.benchmarks.tau2_tools import format_action, parse_agent_reply
+from nlgrad.benchmarks.tau2_reply import format_action, parse_agent_reply
 from nlgrad.errors import StepCapReached
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module

