@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, field_validator
 from nlgrad.credit.backward import NodeFeedbackRecord
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.lm.client import LM
+from nlgrad.methods.reply_fields import squash_or_none
 from nlgrad.policy import PolicyMemory, render_line
 from nlgrad.runtime.module import Module
 
@@ -27,10 +28,7 @@ class ProposedCorrection(BaseModel):
     @field_validator("text", "when", "replaces", mode="before")
     @classmethod
     def _strip(cls, value):
-        if value is None:
-            return None
-        value = " ".join(str(value).split())
-        return value or None
+        return squash_or_none(value)
 
     @field_validator("evidence", mode="before")
     @classmethod

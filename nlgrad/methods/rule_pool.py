@@ -28,6 +28,7 @@ from typing import Any, Iterable, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from nlgrad.files import write_json_atomic
+from nlgrad.methods.reply_fields import squash_or_none
 from nlgrad.policy import (AddOp, DeleteOp, DownvoteOp, EditOp, EntryKind, MergeOp, PolicyBounds, PolicyMemory,
                            UpdateProvenance, UpdateReport, UpvoteOp, apply_update)
 from nlgrad.policy.schema import PolicyEntry, id_sort_key
@@ -55,10 +56,7 @@ class ReflectorOp(BaseModel):
     @field_validator("id", "route", "text", "when", mode="before")
     @classmethod
     def _clean(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        value = " ".join(str(value).split())
-        return value or None
+        return squash_or_none(value)
 
     @field_validator("ids", mode="before")
     @classmethod
