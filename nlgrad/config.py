@@ -143,10 +143,10 @@ def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err.get("loc", ()))
         message, value = err.get("msg", "invalid value"), err.get("input")
-        if err.get("type") == "extra_forbidden":
-            message = "unknown setting (its value is not shown, in case it is a credential)"
-        if _secret_like(field) or err.get("type") == "extra_forbidden":
-            value = None  # never echo what may be a credential
+        if err.get("type") == "extra_forbidden":  # never echo what may be a credential
+            message, value = "unknown setting (its value is not shown, in case it is a credential)", None
+        elif _secret_like(field):
+            value = None
         if field.endswith(".api_key"):
             message = "API keys are not read from files: put the key in an env var and name it with api_key_env"
         raise ConfigError(message, source=source, field=field, value=value) from None

@@ -61,8 +61,7 @@ def main() -> int:
         result, lm = run_eval(req, settings, progress=False)
         s = result.summary
         scores[label] = result.scores
-        cmd = f"nlgrad eval --benchmark {args.benchmark} --split test --n {args.test_n}"
-        cmd += f" --step-cap {config.step_cap}" if config.step_cap else ""
+        cmd = f"nlgrad eval --benchmark {args.benchmark} --split test --n {args.test_n}{cap}"
         if policy:
             cmd += " --policy " + ("human" if policy == "human" else f"policies/{name}")
         rows.append({"benchmark": args.benchmark, "policy": label, "n": s["n"], "mean": s["score"]["mean"],
