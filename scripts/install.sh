@@ -3,13 +3,13 @@
 #
 # llama-cpp-python ships only an sdist: it is compiled once with CMAKE_ARGS="-DGGML_NATIVE=OFF" (a native build
 # enables AMX kernels that die with SIGILL on some CPUs) into a wheel kept under $NLGRAD_HOME/wheels, never in pip's
-# cache, and installed from there. Extras default to local,twx,sciworld,if,tau2,train,ray,report,baselines,dev; set NLGRAD_EXTRAS to change them.
+# cache, and installed from there. Extras default to local,twx,sciworld,if,tau2,train,embed,ray,report,baselines,dev; set NLGRAD_EXTRAS to change them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PY="${PYTHON:-python3}"
 LLAMA_VERSION="0.3.36"
-EXTRAS="${NLGRAD_EXTRAS:-local,twx,sciworld,if,tau2,train,ray,report,baselines,dev}"
+EXTRAS="${NLGRAD_EXTRAS:-local,twx,sciworld,if,tau2,train,embed,ray,report,baselines,dev}"
 WHEELS="${NLGRAD_HOME:-$HOME/.cache/nlgrad}/wheels/llama-cpp-python-${LLAMA_VERSION}-generic"
 export LITELLM_LOCAL_MODEL_COST_MAP=True
 export PIP_DISABLE_PIP_VERSION_CHECK=1

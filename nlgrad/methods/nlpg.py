@@ -19,6 +19,7 @@ from __future__ import annotations
 from nlgrad.credit import BackwardPass, Critic
 from nlgrad.methods.aggregate import aggregate
 from nlgrad.methods.base import Proposal, Workspace
+from nlgrad.methods.embeddings import correction_similarity
 from nlgrad.methods.proposals import CorrectionProposer, instance_tokens
 from nlgrad.policy import PolicyMemory, UpdateProvenance, apply_update
 from nlgrad.runtime.executor import TaskResult
@@ -52,7 +53,12 @@ class NLPG:
     name = "nlpg"
 
     def __init__(self, *, loop_threshold: int = 4, localized_steps: int = 3, max_items: int = 12,
-                 max_corrections: int = 4, proposals_per_route: int = 1):
+                 max_corrections: int = 4, proposals_per_route: int = 1, similarity: str = "auto",
+                 dedupe_threshold: float | None = None):
+        """``similarity`` decides which corrections are near-duplicates when support is counted: ``"minilm"``
+        (embedding cosine, so paraphrases of one correction merge), ``"lexical"`` (word overlap), or ``"auto"``
+        (MiniLM when the ``embed`` extra is installed). ``dedupe_threshold`` overrides the backend's default."""
+        self.similarity, self.dedupe_threshold = similarity, dedupe_threshold
         self.loop_threshold, self.localized_steps = loop_threshold, localized_steps
         self.max_items, self.max_corrections = max_items, max_corrections
         self.proposals_per_route = proposals_per_route
@@ -103,9 +109,12 @@ class NLPG:
         docs.update({f"trace:{tid}": _trace_text(t) for tid, t in rollouts.traces.items()})
         specific = instance_tokens(docs,
                                    " ".join(_route_instructions(ws.program, r) for r in ws.program.routes))
+        similarity, threshold, backend = correction_similarity(self.similarity, self.dedupe_threshold)
         ops, agg = aggregate(candidates, min_support=cfg.min_support, instance_specific=specific,
-                             iteration=iteration)
-        ws.write(iteration, "aggregate.json", {"kept": agg.kept, "dropped": agg.dropped})
+                             similarity=similarity, dedupe_threshold=threshold, iteration=iteration)
+        ws.write(iteration, "aggregate.json", {"kept": agg.kept, "dropped": agg.dropped,
+                                               "similarity": backend,
+                                               "dedupe_threshold": threshold})
         if not ops:
             return Proposal(None, [], None, batch_mean, note="no correction had enough support")
         trace_ids = sorted({t for op in ops for t in op.trace_ids})

@@ -73,3 +73,32 @@ def test_gate_can_require_ci_above_zero():
     gate = PairedImprovementGate(margin=0.0, require_ci=True)
     assert not gate.decide([1, 0, 0, 0], [0, 0, 0, 0]).accept
     assert gate.decide([1] * 10, [0] * 10).accept
+
+
+PARAPHRASES = [cand("When the coin is in the room, take coin immediately.", ["t1"]),
+               cand("If you see the coin, pick it up right away.", ["t2"]),
+               cand("Open closed doors before moving to a new room.", ["t3"])]
+
+
+def test_lexical_backend_keeps_paraphrases_apart():
+    from nlgrad.methods.embeddings import correction_similarity
+
+    sim, threshold, backend = correction_similarity("lexical")
+    assert backend == "lexical" and threshold == 0.6
+    ops, _ = aggregate([cand(c.text, c.trace_ids) for c in PARAPHRASES], min_support=2, similarity=sim,
+                       dedupe_threshold=threshold)
+    assert ops == []
+    assert correction_similarity("lexical", 0.3)[1] == 0.3
+
+
+def test_embedding_backend_merges_paraphrases_into_one_recurring_correction():
+    from nlgrad.methods.embeddings import correction_similarity, minilm_available
+
+    if not minilm_available():
+        pytest.skip("the 'embed' extra (MiniLM) is not installed")
+    sim, threshold, backend = correction_similarity("minilm")
+    assert backend == "all-MiniLM-L6-v2" and threshold == 0.65
+    ops, report = aggregate([cand(c.text, c.trace_ids) for c in PARAPHRASES], min_support=2, similarity=sim,
+                            dedupe_threshold=threshold)
+    assert [op.text for op in ops] == [PARAPHRASES[0].text] and ops[0].trace_ids == ["t1", "t2"]
+    assert [d["text"] for d in report.dropped] == [PARAPHRASES[2].text]

@@ -33,7 +33,9 @@ def test_learns_a_recurring_correction_and_reports_test(settings, fake_world, sh
     it1 = tmp_path / "pol/run/iter-0001"
     for name in ("diagnoses.json", "feedback.json", "proposals.json", "aggregate.json", "update.json", "gate.json"):
         assert (it1 / name).exists(), name
-    dropped = json.loads((it1 / "aggregate.json").read_text())["dropped"]
+    aggregated = json.loads((it1 / "aggregate.json").read_text())
+    dropped = aggregated["dropped"]
+    assert aggregated["similarity"] in ("all-MiniLM-L6-v2", "lexical") and 0 < aggregated["dedupe_threshold"] < 1
     reasons = " ".join(d["reason"] for d in dropped)
     assert "instance details" in reasons and "support 1" in reasons
 
