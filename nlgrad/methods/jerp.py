@@ -36,8 +36,8 @@ from nlgrad.credit.render import clip
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.embeddings import Embedder, cosine, load_embedder
-from nlgrad.methods.rule_pool import (Presence, ReferenceStore, Reflection, RulePool, apply_pool_update,
-                                      presence_votes, to_policy_ops)
+from nlgrad.methods.rule_pool import (Presence, ReferenceStore, RulePool, apply_pool_update, presence_votes,
+                                      reflection_schema, to_policy_ops)
 from nlgrad.policy import PolicyMemory, UpdateProvenance, render_line
 from nlgrad.policy.render import render_entries
 from nlgrad.policy.schema import PolicyEntry
@@ -242,7 +242,8 @@ class JERP:
             "feedback": clip(result.feedback, 400), "reference": reference, "retrieved": retrieved,
             "others": others, "max_ops": self.max_ops, "routes": ws.program.routes})
         try:
-            reply = ws.lm.structured("optimizer", messages, Reflection, max_tokens=self.reflect_tokens)
+            reply = ws.lm.structured("optimizer", messages, reflection_schema(tuple(ws.program.routes)),
+                                     max_tokens=self.reflect_tokens)
         except (StructuredOutputError, LMCallError) as exc:
             log.warning("jerp reflection on %s skipped: %s", result.task_id, exc)
             self.skipped.append({"task_id": result.task_id, "reason": str(exc)[:500]})

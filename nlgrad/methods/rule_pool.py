@@ -23,9 +23,10 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from functools import lru_cache
+from typing import Any, Iterable, Literal, Optional
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, create_model, field_validator
 
 from nlgrad.files import write_json_atomic
 from nlgrad.methods.reply_fields import squash_or_none
@@ -75,6 +76,26 @@ class ReflectorOp(BaseModel):
 
 class Reflection(BaseModel):
     ops: list[ReflectorOp] = Field(default_factory=list)
+
+
+@lru_cache(maxsize=32)
+def reflection_schema(routes: tuple[str, ...]) -> type[Reflection]:
+    """:class:`Reflection` whose ops may name only ``routes``: the JSON grammar of a local model then offers exactly
+    these route names (measured: without it, small reflectors left ``route`` empty or invented one, so their ADDs
+    were dropped). A short name ("answer") is mapped as :func:`match_route` does; any other name fails validation
+    and is re-asked."""
+    if not routes:
+        return Reflection
+
+    def known_route(cls, value: Any) -> Any:
+        name = squash_or_none(value)
+        return match_route(name, list(routes), None) or name
+
+    op_model = create_model("ReflectorOpOnRoutes", __base__=ReflectorOp,
+                            __validators__={"_known_route": field_validator("route", mode="before")(known_route)},
+                            route=(Optional[Literal[routes]], None))  # noqa: UP007 - Literal[tuple] needs Optional
+    return create_model("ReflectionOnRoutes", __base__=Reflection,
+                        ops=(list[op_model], Field(default_factory=list)))
 
 
 def is_placeholder(text: str | None) -> bool:

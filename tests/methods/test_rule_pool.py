@@ -1,6 +1,7 @@
 """JERP's rule pool: reflector ops (ADD / EDIT / UPVOTE / DOWNVOTE / MERGE), presence votes, pruning, references."""
 
 import pytest
+from pydantic import ValidationError
 
 from nlgrad.methods.rule_pool import (Presence, ReferenceStore, Reflection, ReflectorOp, RulePool,
                                       apply_pool_update, combine_votes, is_placeholder, match_route, presence_votes, prune_ops,
@@ -138,3 +139,17 @@ def test_placeholders_copied_from_the_prompt_are_not_rules():
                                   ReflectorOp(op="EDIT", id="game.act#1", text="<new rule>")],
                                  RulePool(pool_memory()), routes=[R], trace_ids=[], default_route=R)
     assert ops == [] and len(dropped) == 2
+
+
+def test_reflection_schema_offers_only_the_program_routes():
+    from nlgrad.methods.rule_pool import reflection_schema
+
+    schema = reflection_schema(("hotpot.hop1_query", "hotpot.answer"))
+    route_spec = schema.model_json_schema()["$defs"]["ReflectorOpOnRoutes"]["properties"]["route"]
+    assert {"enum": ["hotpot.hop1_query", "hotpot.answer"], "type": "string"} in route_spec["anyOf"]
+    reply = schema.model_validate({"ops": [{"op": "add", "route": " answer ", "text": "Quote the span."},
+                                           {"op": "UPVOTE", "id": "hotpot.answer#1"}]})
+    assert [op.route for op in reply.ops] == ["hotpot.answer", None] and isinstance(reply, Reflection)
+    with pytest.raises(ValidationError, match="route"):
+        schema.model_validate({"ops": [{"op": "ADD", "route": "retrieve", "text": "x"}]})
+    assert reflection_schema(()) is Reflection
