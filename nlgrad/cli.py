@@ -55,12 +55,9 @@ def _learning_settings(config: Optional[Path], lm: Optional[str], critic_lm: Opt
     """:func:`_settings` for the commands that learn a policy (optimize, compare): ``--critic-lm`` also sets the
     optimizer role, and local models that are not available are swapped per
     :func:`~nlgrad.config.with_available_local_models`, each swap printed as a warning."""
-    from nlgrad.config import with_available_local_models
+    from nlgrad.config import learning_settings
 
-    settings = _settings(config, lm, critic_lm, no_cache, cache_dir, runs_dir)
-    if critic_lm:
-        settings = settings.with_role_model("optimizer", critic_lm)
-    settings, warnings = with_available_local_models(settings)
+    settings, warnings = learning_settings(_settings(config, lm, None, no_cache, cache_dir, runs_dir), critic_lm)
     for warning in warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}")
     return settings

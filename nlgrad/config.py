@@ -103,6 +103,14 @@ def with_available_local_models(settings: "Settings") -> tuple["Settings", list[
     return settings.model_copy(update={"roles": roles}), warnings
 
 
+def learning_settings(settings: "Settings", critic_lm: str | None = None) -> tuple["Settings", list[str]]:
+    """Settings for learning a policy: ``critic_lm`` (if given) plays both the critic and the optimizer, and local
+    models that are not installed are swapped per :func:`with_available_local_models` (its warnings returned)."""
+    if critic_lm:
+        settings = settings.with_role_model("critic", critic_lm).with_role_model("optimizer", critic_lm)
+    return with_available_local_models(settings)
+
+
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     return err.get("msg", str(exc))

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import nlgrad  # noqa: F401
-from nlgrad.config import load_settings, with_available_local_models
+from nlgrad.config import learning_settings, load_settings
 from nlgrad.evaluate import EvalRequest, run_eval
 from nlgrad.optimize import resolve_config, run_optimize
 from nlgrad.stats import paired_difference
@@ -34,10 +34,7 @@ def main() -> int:
     p.add_argument("--min-support", type=int, default=2)
     p.add_argument("--critic-lm", default=None, help="critic/optimizer model (default: the settings' critic)")
     args = p.parse_args()
-    settings = load_settings()
-    if args.critic_lm:
-        settings = settings.with_role_model("critic", args.critic_lm).with_role_model("optimizer", args.critic_lm)
-    settings, warnings = with_available_local_models(settings)
+    settings, warnings = learning_settings(load_settings(), args.critic_lm)
     for w in warnings:
         print("warning:", w, file=sys.stderr)
     name = args.benchmark.replace("/", "-") + "-nlpg"

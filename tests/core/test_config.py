@@ -55,3 +55,14 @@ def test_invalid_toml_and_missing_file(tmp_path):
 def test_lm_option_is_validated():
     with pytest.raises(ConfigError, match="--lm"):
         load_settings().with_role_model("agent", "gpt4")
+
+
+def test_learning_settings_gives_critic_lm_both_learning_roles():
+    from nlgrad.config import learning_settings
+
+    base = load_settings(None)
+    settings, _ = learning_settings(base, "openai/gpt-4o-mini")
+    assert settings.role("critic").model == settings.role("optimizer").model == "openai/gpt-4o-mini"
+    assert settings.role("agent").model == base.role("agent").model
+    unchanged, _ = learning_settings(base, None)
+    assert unchanged.role("optimizer").model == unchanged.role("critic").model
