@@ -33,6 +33,19 @@ def load_policy(path: str | Path | None, version: int | None = None, benchmark=N
     return PolicyMemory.load(path, version=version)
 
 
+def check_policy_routes(policy: PolicySource, program, source: str, *, field: str = "--policy") -> None:
+    """A policy with rules, none of them on a route of ``program``, would change nothing: a clear error instead of a
+    run that silently scores the empty policy (e.g. a single-agent policy given to a team program)."""
+    routes_of = getattr(policy, "routes", None)
+    active = getattr(policy, "active_entries", None)
+    if routes_of is None or active is None:
+        return
+    used = [r for r in routes_of() if active(r)]
+    if used and not set(used) & set(program.routes):
+        raise ConfigError(f"the policy has rules only for routes {', '.join(used)}, but program {program.name} has "
+                          f"routes {', '.join(program.routes)}", field=field, value=source)
+
+
 @dataclass
 class EvalRequest:
     benchmark: str
@@ -69,6 +82,7 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
     benchmark = load_benchmark(request.benchmark)
     program = load_program(request.program or benchmark.default_program, benchmark=benchmark)
     policy = load_policy(request.policy, request.policy_version, benchmark)
+    check_policy_routes(policy, program, str(request.policy))
     tasks = benchmark.tasks(request.split, request.n)
     step_cap = request.step_cap or getattr(benchmark, "default_step_cap", None)
     config: dict[str, Any] = {

@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from nlgrad.config import Settings
 from nlgrad.errors import ConfigError
+from nlgrad.evaluate import check_policy_routes
 from nlgrad.files import write_json_atomic
 from nlgrad.lm.client import LM, check_models
 from nlgrad.lm.ledger import Ledger
@@ -90,11 +91,12 @@ class OptimizeOutcome:
     policy_for_task: PolicyForTask | None = None  # the method's per-task policy hook: evaluate with it
 
 
-def _initial_memory(config: OptimizeConfig, program_name: str) -> PolicyMemory:
+def _initial_memory(config: OptimizeConfig, program) -> PolicyMemory:
     if config.init_policy:
         memory = PolicyMemory.load(config.init_policy)
-        return memory.model_copy(update={"program": program_name, "benchmark": config.benchmark})
-    return PolicyMemory(program=program_name, benchmark=config.benchmark, method="init")
+        check_policy_routes(memory, program, config.init_policy, field="--init-policy")
+        return memory.model_copy(update={"program": program.name, "benchmark": config.benchmark})
+    return PolicyMemory(program=program.name, benchmark=config.benchmark, method="init")
 
 
 def _check_writable(out: Path) -> None:
@@ -203,7 +205,7 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
     store = PolicyStore(out)
     store.repair()
     if not store.versions():
-        store.commit(_initial_memory(config, program.name), method="init", note="initial policy")
+        store.commit(_initial_memory(config, program), method="init", note="initial policy")
     _reconcile(state, store, work_dir)
     initial_version = store.versions()[0]
     journal = work_dir / "ledger.jsonl"

@@ -167,3 +167,27 @@ def test_twx_team_runs_real_cooking_episodes(make_lm, fake_lm):
     assert r.error is None and 1 <= r.steps <= 5
     trace = result.traces[r.task_id]
     assert trace.module_calls(PLANNER) and len(trace.module_calls(ACTOR)) == r.steps
+
+
+@pytest.mark.parametrize("family, team", [("twx", TeamTWXProgram), ("hotpotqa", TeamHotpotProgram)])
+def test_human_policy_advises_every_agent_of_the_team_program(family, team):
+    from nlgrad.benchmarks.qa_metrics import human_policy_path
+    from nlgrad.evaluate import check_policy_routes
+    from nlgrad.policy import PolicyMemory
+
+    human = PolicyMemory.load(human_policy_path(family))
+    program = team()
+    check_policy_routes(human, program, "human")
+    assert all(human.active_entries(route) for route in program.routes)
+
+
+def test_a_policy_for_other_routes_is_refused_with_the_routes_named():
+    from nlgrad.errors import ConfigError
+    from nlgrad.evaluate import check_policy_routes
+    from nlgrad.policy import PolicyMemory
+
+    single = PolicyMemory.model_validate({"program": "twx_react", "routes": {"twx.act": [{"text": "Open doors."}]}})
+    with pytest.raises(ConfigError, match="twx.act.*team_twx.planner") as err:
+        check_policy_routes(single, TeamTWXProgram(), "policies/x")
+    assert err.value.field == "--policy" and "policies/x" in str(err.value)
+    check_policy_routes(PolicyMemory(program="twx_react"), TeamTWXProgram(), "empty")  # empty: nothing to refuse
