@@ -17,6 +17,7 @@ from nlgrad.policy import PolicyMemory, render_line
 from nlgrad.runtime.module import Module
 
 log = logging.getLogger(__name__)
+_SUGGESTED = "Suggested:"  # how propose.j2 labels the critic's suggestion in a feedback item
 
 
 class ProposedCorrection(BaseModel):
@@ -29,6 +30,16 @@ class ProposedCorrection(BaseModel):
     @classmethod
     def _strip(cls, value):
         return squash_or_none(value)
+
+    @field_validator("text", mode="after")
+    @classmethod
+    def _lesson_not_feedback(cls, value: str) -> str:
+        """A small optimizer sometimes copies a whole feedback item ("<what happened>. Suggested: <fix>") as the
+        lesson (measured on twx/coin with the 1.5B model); the lesson is then the suggestion, without the story."""
+        head, sep, tail = value.rpartition(_SUGGESTED)
+        if sep and len(tail.strip()) >= 8:
+            return tail.strip()
+        return value
 
     @field_validator("evidence", mode="before")
     @classmethod

@@ -102,3 +102,14 @@ def test_embedding_backend_merges_paraphrases_into_one_recurring_correction():
                             dedupe_threshold=threshold)
     assert [op.text for op in ops] == [PARAPHRASES[0].text] and ops[0].trace_ids == ["t1", "t2"]
     assert [d["text"] for d in report.dropped] == [PARAPHRASES[2].text]
+
+
+def test_a_copied_feedback_item_becomes_its_suggestion():
+    from nlgrad.methods.proposals import ProposedCorrection
+
+    copied = ProposedCorrection(text="When you open the screen door again after it was already open, which caused a "
+                                     "failure. Suggested: Only open doors that are closed.")
+    assert copied.text == "Only open doors that are closed."
+    plain = ProposedCorrection(text="Suggested: nothing")  # too short a suggestion: kept as written
+    assert plain.text == "Suggested: nothing"
+    assert ProposedCorrection(text="Open the door first, then move.").text == "Open the door first, then move."
