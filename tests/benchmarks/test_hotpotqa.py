@@ -184,9 +184,12 @@ def test_human_policy_loads_and_renders_for_program_routes(bench):
     policy = pytest.importorskip("nlgrad.policy")
     memory = policy.PolicyMemory.load(HotpotQABenchmark.human_policy)
     program = HotpotMultiHopProgram(benchmark=bench)
-    assert memory.routes() and set(memory.routes()) <= set(program.routes)
+    from nlgrad.programs.team_hotpot import TeamHotpotProgram
+
+    # every route is one of the single-agent program's or the team program's (the file advises both)
+    assert set(program.routes) <= set(memory.routes()) <= set(program.routes) | set(TeamHotpotProgram().routes)
     text = memory.render(ANSWER)
-    assert text.startswith("- ") and 2 <= sum(len(memory.active_entries(r)) for r in memory.routes()) <= 6
+    assert text.startswith("- ") and 2 <= sum(len(memory.active_entries(r)) for r in program.routes) <= 6
     messages = program.answer.render(text, {"question": "Q?", "passages": []})
     assert text in messages[0]["content"] and "lessons" in messages[0]["content"]
     assert "lessons" not in program.answer.render("", {"question": "Q?", "passages": []})[0]["content"]
