@@ -78,7 +78,6 @@ def test_sigkill_at_random_points_then_resume_matches_uninterrupted(tmp_path):
         out, errs = proc.communicate(timeout=600)
         assert proc.returncode == 0, errs[-3000:]
         total_requests = server_a.stats.requests
-        per_request_s = (server_a.stats.last_at - server_a.stats.first_at) / (total_requests - 1)
 
     rng = random.Random(20240611)
     kills = []
@@ -97,13 +96,17 @@ def test_sigkill_at_random_points_then_resume_matches_uninterrupted(tmp_path):
                 proc.wait(timeout=600)
                 assert proc.returncode == 0, log.read_text()[-3000:]
                 break  # nothing left to do against the server: it finished
-            remaining = max(0.2, (total_requests - len(server_b.stats.attempts)) * per_request_s)
-            delay = rng.uniform(0.0, 0.8 * remaining)
-            time.sleep(delay)
+            # kill after a random number of further LM requests (not a random delay: on a loaded machine a
+            # delay measured in seconds could outlast the whole remaining run)
+            remaining = max(1, total_requests - server_b.stats.requests)
+            target = server_b.stats.requests + rng.randint(0, max(0, int(0.8 * remaining) - 1))
+            deadline = time.monotonic() + 300
+            while proc.poll() is None and server_b.stats.requests < target and time.monotonic() < deadline:
+                time.sleep(0.002)
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=60)
-            kills.append((round(delay, 2), proc.returncode))
+            kills.append((target, proc.returncode))
         final = subprocess.run(_command(tmp_path / "B", config_b), env=env, capture_output=True, text=True,
                                timeout=600)
         assert final.returncode == 0, final.stderr[-3000:]
