@@ -165,7 +165,6 @@ def load_embedder(kind: str = "auto") -> Embedder:
 DEDUPE_THRESHOLDS = {"all-MiniLM-L6-v2": 0.65, "lexical": 0.6}
 
 
-
 def correction_similarity(kind: str = "auto", threshold: float | None = None):
     """``(similarity, threshold, backend name)`` for merging near-duplicate corrections: ``kind`` is ``auto`` /
     ``minilm`` / ``lexical`` as for :func:`load_embedder`; lexical uses the policy's word-overlap similarity."""

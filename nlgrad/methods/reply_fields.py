@@ -11,4 +11,3 @@ def squash_or_none(value: Any) -> str | None:
         return None
     value = " ".join(str(value).split())
     return value or None
-

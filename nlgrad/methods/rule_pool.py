@@ -22,8 +22,8 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator, model_validator
