@@ -100,7 +100,10 @@ class TextWorldExpressBenchmark:
 
     @property
     def human_policy(self) -> Path:
-        return Path(str(files("nlgrad.benchmarks").joinpath("human_policies/twx.yaml")))
+        """``human_policies/twx-<game>.yaml`` when the game has advice of its own, else the shared ``twx.yaml``."""
+        folder = files("nlgrad.benchmarks").joinpath("human_policies")
+        own = folder.joinpath(f"twx-{self.game}.yaml")
+        return Path(str(own if own.is_file() else folder.joinpath("twx.yaml")))
 
     def tasks(self, split: str, n: int | None = None) -> list[Task]:
         if split not in FOLD_START:

@@ -69,6 +69,17 @@ def to_markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def write_readme_table(readme: Path, rows: list[dict]) -> None:
+    text = readme.read_text() if readme.exists() else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
+    if BEGIN not in text:
+        text += f"\n{BEGIN}\n{END}\n"
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    order = ["floor", "no policy", "human policy"]
+    ordered = sorted(rows, key=lambda r: (r["benchmark"], order.index(r["variant"])))
+    readme.write_text(f"{head}{BEGIN}\n{to_markdown(ordered)}\n{END}{tail}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--benchmarks", required=True, help="comma-separated benchmark ids")
@@ -85,14 +96,7 @@ def main() -> int:
         existing = [r for r in existing if r["benchmark"] != bid.strip()] + rows
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(existing, indent=2) + "\n")
-    readme = Path(args.readme)
-    text = readme.read_text() if readme.exists() else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
-    if BEGIN not in text:
-        text += f"\n{BEGIN}\n{END}\n"
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    existing.sort(key=lambda r: (r["benchmark"], ["floor", "no policy", "human policy"].index(r["variant"])))
-    readme.write_text(f"{head}{BEGIN}\n{to_markdown(existing)}\n{END}{tail}")
+        write_readme_table(Path(args.readme), existing)  # after each benchmark: a killed run keeps finished rows
     return 0
 
 

@@ -87,3 +87,15 @@ def test_every_game_resets_and_steps(game, make_lm):
                   progress=False)
     result = ex.run(bench.tasks("dev", 1))
     assert result.results[0].error is None and result.results[0].steps >= 1
+
+
+@pytest.mark.parametrize("game,own", [("arithmetic", True), ("sorting", True), ("coin", False), ("cooking", False)])
+def test_human_policy_is_the_games_own_file_when_it_has_one(game, own):
+    from nlgrad.policy import PolicyMemory
+
+    bench = load_benchmark(f"twx/{game}")
+    assert bench.human_policy.name == (f"twx-{game}.yaml" if own else "twx.yaml")
+    memory = PolicyMemory.load(bench.human_policy)
+    assert set(memory.routes()) >= {"twx.act", "team_twx.planner", "team_twx.actor"}
+    text = memory.render("twx.act")
+    assert ("math problem" in text) == (game == "arithmetic")
