@@ -164,6 +164,18 @@ def load_embedder(kind: str = "auto") -> Embedder:
 # The lexical threshold is the word-overlap one the aggregator always used.
 DEDUPE_THRESHOLDS = {"all-MiniLM-L6-v2": 0.65, "lexical": 0.6}
 
+# Two corrections contradict when exactly one is negated and, negation words removed, they say the same thing.
+# Measured with MiniLM on hand-written pairs: contradictions ("X" / "never X", paraphrased) scored 0.88-1.00 once
+# the negation was removed; corrections on one topic where only one happens to contain "no"/"not" scored 0.33-0.73
+# (an NLPG run on twx/arithmetic dropped two such corrections as a "contradiction" at 0.73 under the old 0.6).
+# Word overlap scored 0.55-1.00 and 0.00-0.40 on the same pairs, so the lexical threshold stays at 0.6.
+CONTRADICTION_THRESHOLDS = {"all-MiniLM-L6-v2": 0.8, "lexical": 0.6}
+
+
+def contradiction_threshold(backend: str) -> float:
+    """The similarity above which a negated and an un-negated correction count as contradicting (per backend)."""
+    return CONTRADICTION_THRESHOLDS.get(backend, CONTRADICTION_THRESHOLDS["all-MiniLM-L6-v2"])
+
 
 def correction_similarity(kind: str = "auto", threshold: float | None = None):
     """``(similarity, threshold, backend name)`` for merging near-duplicate corrections: ``kind`` is ``auto`` /

@@ -19,7 +19,7 @@ from __future__ import annotations
 from nlgrad.credit import BackwardPass, Critic
 from nlgrad.methods.aggregate import aggregate
 from nlgrad.methods.base import Proposal, Workspace
-from nlgrad.methods.embeddings import correction_similarity
+from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
 from nlgrad.methods.proposals import CorrectionProposer, instance_tokens
 from nlgrad.policy import PolicyMemory, UpdateProvenance, apply_update
 from nlgrad.runtime.executor import TaskResult
@@ -110,11 +110,13 @@ class NLPG:
         specific = instance_tokens(docs,
                                    " ".join(_route_instructions(ws.program, r) for r in ws.program.routes))
         similarity, threshold, backend = correction_similarity(self.similarity, self.dedupe_threshold)
+        contradiction = contradiction_threshold(backend)
         ops, agg = aggregate(candidates, min_support=cfg.min_support, instance_specific=specific,
-                             similarity=similarity, dedupe_threshold=threshold, iteration=iteration)
+                             similarity=similarity, dedupe_threshold=threshold,
+                             contradiction_threshold=contradiction, iteration=iteration)
         ws.write(iteration, "aggregate.json", {"kept": agg.kept, "dropped": agg.dropped,
-                                               "similarity": backend,
-                                               "dedupe_threshold": threshold})
+                                               "similarity": backend, "dedupe_threshold": threshold,
+                                               "contradiction_threshold": contradiction})
         if not ops:
             return Proposal(None, [], None, batch_mean, note="no correction had enough support")
         trace_ids = sorted({t for op in ops for t in op.trace_ids})

@@ -113,3 +113,28 @@ def test_a_copied_feedback_item_becomes_its_suggestion():
     plain = ProposedCorrection(text="Suggested: nothing")  # too short a suggestion: kept as written
     assert plain.text == "Suggested: nothing"
     assert ProposedCorrection(text="Open the door first, then move.").text == "Open the door first, then move."
+
+
+def test_embedding_backend_flags_only_real_contradictions():
+    """With MiniLM, "X" vs "never X" is a contradiction; two corrections on one topic where only one says "no" are
+    not (under a 0.6 contradiction threshold MiniLM dropped such a pair, both with support 2 here, on twx/arithmetic)."""
+    from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity, minilm_available
+
+    if not minilm_available():
+        pytest.skip("the 'embed' extra (MiniLM) is not installed")
+    sim, threshold, backend = correction_similarity("minilm")
+    limit = contradiction_threshold(backend)
+    assert limit == 0.8 and contradiction_threshold("lexical") == 0.6
+    topical = [cand("When the program fails to find an item with the correct quantity, it should look around for "
+                    "other options.", ["t1", "t2"]),
+               cand("Check for items with the correct quantity before putting them in the box; if no matching item "
+                    "is found, look around first.", ["t3", "t4"])]
+    ops, report = aggregate(topical, min_support=2, similarity=sim, dedupe_threshold=threshold,
+                            contradiction_threshold=limit)
+    assert len(ops) == 2 and report.dropped == []
+    opposed = [cand("Put the math problem in the box.", ["t1", "t2", "t3"]),
+               cand("Never put the math problem in the box.", ["t4", "t5"])]
+    ops, report = aggregate(opposed, min_support=2, similarity=sim, dedupe_threshold=threshold,
+                            contradiction_threshold=limit)
+    assert [op.text for op in ops] == ["Put the math problem in the box."]
+    assert report.dropped[0]["reason"].startswith("contradicts a better-supported correction")
