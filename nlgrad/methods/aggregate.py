@@ -1,6 +1,8 @@
 """Step 5 of NLPG: aggregate candidate corrections across a minibatch into policy operations.
 
-Per route: drop candidates that copy instance details; merge near-duplicates (their supporting traces are joined);
+Per route: optionally credit each candidate with the failed traces whose own node feedback says the same thing
+(:func:`attribute_support`); drop candidates that copy instance details; merge near-duplicates (their supporting
+traces are joined);
 keep only candidates supported by at least ``min_support`` distinct traces (recurring failures); resolve
 contradictions (near-duplicates where exactly one is negated) toward the better-supported side, dropping both on a
 tie; then emit ``add`` / ``edit`` operations ordered by support (the order in which bounds trim them).
@@ -49,6 +51,33 @@ def merge_duplicates(candidates: list[Candidate], similarity: Similarity, thresh
             clusters.append(Candidate(cand.route, cand.text, cand.when, sorted(set(cand.trace_ids)),
                                       cand.replaces, list(cand.notes)))
     return clusters
+
+
+def attribute_support(candidates: list[Candidate], records: list, similarity: Similarity,
+                      threshold: float) -> list[Candidate]:
+    """Support from the evidence, not only from the proposer's citations.
+
+    The proposer reads the pooled feedback of a route and cites the items behind each correction; a small optimizer
+    often cites one item although several failed traces got the same feedback. Here a candidate is also supported
+    by every *failed* trace (score < 1 or no success) with a feedback record on the same route whose feedback or
+    suggestion is a near-duplicate of the correction (``similarity >= threshold``). Corrections built from one
+    task's details stay at support 1, since no other trace's feedback repeats them. ``records`` are the backward
+    pass's :class:`~nlgrad.credit.backward.NodeFeedbackRecord`."""
+    out = []
+    for cand in candidates:
+        line, support = _line(cand), set(cand.trace_ids)
+        notes = list(cand.notes)
+        best: dict[str, float] = {}
+        for rec in records:
+            if rec.route != cand.route or rec.trace_id in support or (rec.success and rec.score >= 1.0):
+                continue
+            score = max(similarity.similarity(line, rec.suggestion or ""), similarity.similarity(line, rec.feedback))
+            if score >= threshold:
+                best[rec.trace_id] = max(best.get(rec.trace_id, 0.0), score)
+        for trace_id, score in sorted(best.items()):
+            notes.append(f"supported by the feedback of {trace_id} (similarity {score:.2f})")
+        out.append(Candidate(cand.route, cand.text, cand.when, sorted(support | set(best)), cand.replaces, notes))
+    return out
 
 
 def resolve_contradictions(candidates: list[Candidate], similarity: Similarity, threshold: float,

@@ -17,7 +17,7 @@ answered from files: ``diagnoses.json``, ``feedback.json``, ``proposals.json``, 
 from __future__ import annotations
 
 from nlgrad.credit import BackwardPass, Critic
-from nlgrad.methods.aggregate import aggregate
+from nlgrad.methods.aggregate import aggregate, attribute_support
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
 from nlgrad.methods.proposals import CorrectionProposer, instance_tokens
@@ -54,11 +54,15 @@ class NLPG:
 
     def __init__(self, *, loop_threshold: int = 4, localized_steps: int = 3, max_items: int = 12,
                  max_corrections: int = 4, proposals_per_route: int = 1, similarity: str = "auto",
-                 dedupe_threshold: float | None = None):
+                 dedupe_threshold: float | None = None, support_from_feedback: bool = True):
         """``similarity`` decides which corrections are near-duplicates when support is counted: ``"minilm"``
         (embedding cosine, so paraphrases of one correction merge), ``"lexical"`` (word overlap), or ``"auto"``
-        (MiniLM when the ``embed`` extra is installed). ``dedupe_threshold`` overrides the backend's default."""
+        (MiniLM when the ``embed`` extra is installed). ``dedupe_threshold`` overrides the backend's default.
+        ``support_from_feedback`` also counts, as support of a correction, the failed traces whose own node feedback
+        on that route is a near-duplicate of it (see :func:`~nlgrad.methods.aggregate.attribute_support`); off, only
+        the traces the proposer cited count."""
         self.similarity, self.dedupe_threshold = similarity, dedupe_threshold
+        self.support_from_feedback = support_from_feedback
         self.loop_threshold, self.localized_steps = loop_threshold, localized_steps
         self.max_items, self.max_corrections = max_items, max_corrections
         self.proposals_per_route = proposals_per_route
@@ -110,13 +114,16 @@ class NLPG:
         specific = instance_tokens(docs,
                                    " ".join(_route_instructions(ws.program, r) for r in ws.program.routes))
         similarity, threshold, backend = correction_similarity(self.similarity, self.dedupe_threshold)
+        if self.support_from_feedback:
+            candidates = attribute_support(candidates, records, similarity, threshold)
         contradiction = contradiction_threshold(backend)
         ops, agg = aggregate(candidates, min_support=cfg.min_support, instance_specific=specific,
                              similarity=similarity, dedupe_threshold=threshold,
                              contradiction_threshold=contradiction, iteration=iteration)
         ws.write(iteration, "aggregate.json", {"kept": agg.kept, "dropped": agg.dropped,
                                                "similarity": backend, "dedupe_threshold": threshold,
-                                               "contradiction_threshold": contradiction})
+                                               "contradiction_threshold": contradiction,
+                                               "support_from_feedback": self.support_from_feedback})
         if not ops:
             return Proposal(None, [], None, batch_mean, note="no correction had enough support")
         trace_ids = sorted({t for op in ops for t in op.trace_ids})

@@ -138,3 +138,33 @@ def test_embedding_backend_flags_only_real_contradictions():
                             contradiction_threshold=limit)
     assert [op.text for op in ops] == ["Put the math problem in the box."]
     assert report.dropped[0]["reason"].startswith("contradicts a better-supported correction")
+
+
+def record(trace, text, suggestion="", route="r", success=False, score=0.0):
+    from nlgrad.credit.backward import NodeFeedbackRecord
+
+    return NodeFeedbackRecord(trace_id=trace, node_id="n1", route=route, feedback=text, suggestion=suggestion,
+                              blame=1.0, success=success, score=score, source="critic")
+
+
+def test_support_is_also_credited_from_failed_traces_whose_feedback_says_the_same():
+    from nlgrad.methods.aggregate import attribute_support
+    from nlgrad.policy import LexicalSimilarity
+
+    general = cand("Open the door before moving through it.", ["t1"])
+    specific = cand("Take the brass key from the kitchen table.", ["t1"])
+    records = [
+        record("t1", "The agent walked into a closed door.", "Open the door before moving through it."),
+        record("t2", "Blocked again.", "Open the door before you move through it."),      # same lesson: counts
+        record("t3", "It won.", "Open the door before moving through it.", success=True, score=1.0),  # a success
+        record("t4", "Blocked.", "Open the door before moving through it.", route="other"),  # another route
+        record("t5", "It read nothing.", "Read the cookbook first."),                          # another lesson
+    ]
+    sim = LexicalSimilarity()
+    credited = attribute_support([general, specific], records, sim, 0.6)
+    assert credited[0].trace_ids == ["t1", "t2"] and "feedback of t2" in credited[0].notes[0]
+    assert credited[1].trace_ids == ["t1"] and credited[1].notes == []
+    assert general.trace_ids == ["t1"]  # inputs are not mutated
+    ops, report = aggregate(credited, min_support=2, similarity=sim)
+    assert [op.text for op in ops] == [general.text] and ops[0].trace_ids == ["t1", "t2"]
+    assert [d["text"] for d in report.dropped] == [specific.text]
