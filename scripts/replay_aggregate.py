@@ -22,11 +22,9 @@ from nlgrad.methods.proposals import Candidate
 def load_iteration(folder: Path) -> tuple[list[Candidate], list[NodeFeedbackRecord]] | None:
     if not (folder / "proposals.json").is_file() or not (folder / "feedback.json").is_file():
         return None
-    fields = ("route", "text", "when", "trace_ids", "replaces", "notes")
-    cands = [Candidate(**{k: c.get(k) for k in fields}) for c in json.loads((folder / "proposals.json").read_text())
-             ["candidates"]]
-    for c in cands:
-        c.notes = list(c.notes or [])
+    cands = [Candidate(c["route"], c["text"], c.get("when"), list(c.get("trace_ids") or []), c.get("replaces"),
+                       list(c.get("notes") or []))
+             for c in json.loads((folder / "proposals.json").read_text())["candidates"]]
     records = [NodeFeedbackRecord(**r) for r in json.loads((folder / "feedback.json").read_text())]
     return cands, records
 
@@ -38,6 +36,7 @@ def main() -> int:
     p.add_argument("--similarity", default="auto", choices=["auto", "minilm", "lexical"])
     args = p.parse_args()
     similarity, threshold, backend = correction_similarity(args.similarity)
+    contradiction = contradiction_threshold(backend)
     print(f"similarity {backend}, near-duplicate threshold {threshold}, min_support {args.min_support}")
     for run in args.runs:
         for folder in sorted(Path(run).glob("iter-*")):
@@ -47,9 +46,8 @@ def main() -> int:
             cands, records = loaded
             for label, cs in (("cited only", cands), ("with feedback", attribute_support(cands, records, similarity,
                                                                                         threshold))):
-                ops, _ = aggregate([Candidate(c.route, c.text, c.when, list(c.trace_ids), c.replaces, list(c.notes))
-                                    for c in cs], min_support=args.min_support, similarity=similarity,
-                                   dedupe_threshold=threshold, contradiction_threshold=contradiction_threshold(backend))
+                ops, _ = aggregate(cs, min_support=args.min_support, similarity=similarity, dedupe_threshold=threshold,
+                                   contradiction_threshold=contradiction)  # aggregate copies, never mutates
                 kept = "; ".join(f"[{len(op.trace_ids)}] {op.text[:100]}" for op in ops) or "-"
                 print(f"{run} {folder.name} {len(cands)} candidates, {label}: {len(ops)} reach support: {kept}")
     return 0

@@ -1,11 +1,11 @@
 """Step 5 of NLPG: aggregate candidate corrections across a minibatch into policy operations.
 
-Per route: optionally credit each candidate with the failed traces whose own node feedback says the same thing
-(:func:`attribute_support`); drop candidates that copy instance details; merge near-duplicates (their supporting
-traces are joined);
+Per route: drop candidates that copy instance details; merge near-duplicates (their supporting traces are joined);
 keep only candidates supported by at least ``min_support`` distinct traces (recurring failures); resolve
 contradictions (near-duplicates where exactly one is negated) toward the better-supported side, dropping both on a
 tie; then emit ``add`` / ``edit`` operations ordered by support (the order in which bounds trim them).
+Before that, NLPG may credit each candidate with the failed traces whose own node feedback says the same thing
+(:func:`attribute_support`).
 """
 
 from __future__ import annotations
