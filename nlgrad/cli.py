@@ -135,6 +135,10 @@ def optimize_cmd(
                                                 "benchmark's; interactive: 20)."),
     min_support: int = typer.Option(2, "--min-support", help="Distinct traces a correction needs."),
     margin: float = typer.Option(0.02, "--margin", help="Gate: required mean paired improvement."),
+    gate_min_wins: int = typer.Option(2, "--gate-min-wins",
+                                      help="Gate: validation tasks the candidate must win (all, if fewer)."),
+    gate_require_ci: bool = typer.Option(False, "--gate-require-ci/--no-gate-require-ci",
+                                         help="Gate: the 95% CI of the paired difference must exclude 0."),
     init_policy: Optional[Path] = typer.Option(None, "--init-policy", help="Start from this policy."),
     budget_calls: Optional[int] = typer.Option(None, "--budget-calls", help="Stop after this many LM calls."),
     budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Stop after this many tokens."),
@@ -161,7 +165,8 @@ def optimize_cmd(
     settings = _learning_settings(config, lm, critic_lm, no_cache, cache_dir, runs_dir)
     opt = _validated(resolve_config, method=method, benchmark=benchmark, program=program, iterations=iterations,
                      batch=batch, val=val, test_n=test_n, seed=seed, workers=workers, step_cap=step_cap,
-                     min_support=min_support, margin=margin, init_policy=str(init_policy) if init_policy else None,
+                     min_support=min_support, margin=margin, gate_min_wins=gate_min_wins,
+                     gate_require_ci=gate_require_ci, init_policy=str(init_policy) if init_policy else None,
                      executor=executor, ray_address=ray_address, method_options=options)
     budget = Budget(calls=budget_calls, tokens=budget_tokens, usd=budget_usd, time_s=parse_duration(budget_time))
     outcome = run_optimize(opt, settings, out_dir, budget=budget, console=err, progress=sys.stderr.isatty(),

@@ -216,7 +216,7 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
     ws = Workspace(config=config, benchmark=benchmark, program=program, lm=lm, store=store, work_dir=work_dir)
     if hasattr(method, "setup"):
         method.setup(ws)
-    gate = PairedImprovementGate(margin=config.margin)
+    gate = PairedImprovementGate.from_config(config)
     start = time.monotonic()
 
     def save_state() -> None:

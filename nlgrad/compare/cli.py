@@ -30,6 +30,10 @@ def register(app: typer.Typer) -> None:
         step_cap: Optional[int] = typer.Option(None, "--step-cap", help="Max environment steps per task."),
         program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
         budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Also stop at this many tokens."),
+        gate_min_wins: int = typer.Option(2, "--gate-min-wins",
+                                          help="Gate of every nlgrad method: validation tasks to win (all, if fewer)."),
+        gate_require_ci: bool = typer.Option(False, "--gate-require-ci/--no-gate-require-ci",
+                                             help="Gate: the 95% CI of the paired difference must exclude 0."),
         method_option: list[str] = typer.Option(
             [], "--method-option", metavar="METHOD.NAME=VALUE",
             help="An option of one of --methods (repeatable), e.g. --method-option jerp.k=3 --method-option "
@@ -50,8 +54,8 @@ def register(app: typer.Typer) -> None:
         settings = _learning_settings(config, lm, critic_lm, no_cache, cache_dir, None)
         cfg = _validated(CompareConfig, benchmark=benchmark, methods=names, budget_rollouts=budget_rollouts,
                          seeds=seeds, test_n=test_n, val=val, batch=batch, workers=workers, step_cap=step_cap,
-                         program=program, budget_tokens=budget_tokens,
-                         method_options=options)
+                         program=program, budget_tokens=budget_tokens, gate_min_wins=gate_min_wins,
+                         gate_require_ci=gate_require_ci, method_options=options)
         start = time.monotonic()
         results = Harness(cfg, settings, out_dir, console=err, progress=sys.stderr.isatty()).run()
         out.print(to_rich(results.rows, results.reference, title=f"{benchmark}: test split "

@@ -50,6 +50,8 @@ class CompareConfig(BaseModel):
     step_cap: int | None = Field(default=None, ge=1)
     program: str | None = None
     budget_tokens: int | None = Field(default=None, ge=1)
+    gate_min_wins: int = Field(default=2, ge=1)
+    gate_require_ci: bool = False
     method_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def comparable(self) -> dict[str, Any]:
@@ -102,7 +104,8 @@ def optimize_config(config: CompareConfig, method: str, seed: int, benchmark) ->
     iterations = 1 if method in ONE_SHOT else max(1, math.ceil(config.budget_rollouts / config.batch))
     return OptimizeConfig(method=method, benchmark=config.benchmark, program=config.program, iterations=iterations,
                           batch=config.batch, val=config.val, test_n=0, seed=seed, workers=config.workers,
-                          step_cap=config.step_cap, init_policy=init_policy, method_options=options)
+                          step_cap=config.step_cap, init_policy=init_policy, gate_min_wins=config.gate_min_wins,
+                          gate_require_ci=config.gate_require_ci, method_options=options)
 
 
 class Harness:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nlgrad.methods.proposals import Candidate, copied_instance_details
+from nlgrad.methods.lesson_checks import copied_instance_details
+from nlgrad.methods.proposals import Candidate
 from nlgrad.policy import AddOp, EditOp, LexicalSimilarity, Similarity
 
 _NEGATION = re.compile(r"\b(?:not|never|no|avoid|don't|do not|stop|without)\b", re.I)

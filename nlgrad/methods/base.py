@@ -48,6 +48,8 @@ class OptimizeConfig(BaseModel):
     step_cap: int | None = Field(default=None, ge=1)
     min_support: int = Field(default=2, ge=1)
     margin: float = Field(default=0.02, ge=0.0)
+    gate_min_wins: int = Field(default=2, ge=1)
+    gate_require_ci: bool = False
     contrast_successes: int = Field(default=1, ge=0)
     max_diagnose: int = Field(default=6, ge=1)
     bounds: PolicyBounds = Field(default_factory=PolicyBounds)

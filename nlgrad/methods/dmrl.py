@@ -18,8 +18,8 @@ One ``propose`` call:
    ``ws.rollouts`` (resumable, cached);
 4. candidates are ranked by the DRPO advantage (:mod:`nlgrad.methods.drpo`); the best is accepted only if its
    advantage is above ``advantage_margin`` **and** its paired A/B difference passes the same paired gate as NLPG
-   (mean difference > ``--margin``, more wins than losses). The result is returned as ``pre_gated`` so the shared
-   loop does not re-gate; a rejected best edit is recorded in the store's rejected buffer (shown to the editor).
+   (mean difference > ``--margin``, more wins than losses, at least ``--gate-min-wins`` wins). The result is
+   returned as ``pre_gated`` so the shared loop does not re-gate; a rejected best edit is recorded in the store's rejected buffer (shown to the editor).
 
 **Cost per iteration**: ``batch`` rollouts + ``ceil(G / editor_per_call)`` editor calls + ``(G' + 1) x n_ab``
 rollouts (G' = distinct valid candidates, n_ab = ``--val`` tasks, or ``--batch`` with ``ab_split="train"``; the
@@ -51,8 +51,7 @@ from nlgrad.lm.client import LM
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.drpo import DRPOParams, advantage_terms, edit_cost, edit_weight
 from nlgrad.methods.embeddings import load_embedder, text_cosine
-from nlgrad.methods.nlpg import _route_instructions, _trace_text
-from nlgrad.methods.proposals import copied_instance_details, instance_tokens
+from nlgrad.methods.lesson_checks import copied_instance_details, route_instructions, workspace_instance_tokens
 from nlgrad.methods.rule_pool import is_placeholder, match_route
 from nlgrad.methods.strategies.acceptance import PairedImprovementGate
 from nlgrad.policy import AddOp, DeleteOp, EditOp, EntryKind, PolicyMemory, UpdateProvenance, apply_update
@@ -269,13 +268,11 @@ class DMRL:
                     if str(op.get("reason", "")).startswith("DMRL edit: ")][-6:]
         request = EditRequest(documents=[{"route": r, "markdown": doc.markdown(r)} for r in routes],
                               failures=failures, rejected=rejected, iteration=iteration,
-                              instructions=" ".join(_route_instructions(ws.program, r) for r in routes)[:600])
+                              instructions=" ".join(route_instructions(ws.program, r) for r in routes)[:600])
         editor = self._editor(ws)
         samples = editor.propose(request, self.group_size)
 
-        docs = {f"task:{t.id}": str(t.inputs) for t in ws.train_tasks}
-        docs.update({f"trace:{tid}": _trace_text(t) for tid, t in rollouts.traces.items()})
-        specific = instance_tokens(docs, request.instructions)
+        specific = workspace_instance_tokens(ws, rollouts.traces.values(), general_text=request.instructions)
         cosine = self._cosine()
         candidates, rows, seen = [], [], set()
         for i, sample in enumerate(samples):
@@ -317,7 +314,7 @@ class DMRL:
         terms = advantage_terms([t[6] for t in tested], r0, [t[4] for t in tested], self.params)
         best = max(range(len(tested)), key=lambda i: (terms[i]["advantage"], -tested[i][4], -i))
         row, op, cand, report, c_edit, scores, reward = tested[best]
-        gate = PairedImprovementGate(margin=cfg.margin).decide(scores, control.scores).to_dict()
+        gate = PairedImprovementGate.from_config(cfg).decide(scores, control.scores).to_dict()
         adv = terms[best]["advantage"]
         accept = gate["accept"] and adv > self.advantage_margin
         reason = gate["reason"] if not gate["accept"] else (

@@ -36,8 +36,8 @@ from nlgrad.credit.render import clip
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.methods.aggregate import aggregate
 from nlgrad.methods.base import Proposal, Workspace
-from nlgrad.methods.nlpg import _route_instructions, _trace_text
-from nlgrad.methods.proposals import Candidate, instance_tokens
+from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_tokens
+from nlgrad.methods.proposals import Candidate
 from nlgrad.methods.rule_pool import is_placeholder, match_route
 from nlgrad.policy import PolicyMemory, UpdateProvenance, UpdateReport, apply_update, render_line
 from nlgrad.runtime.module import Module
@@ -316,7 +316,7 @@ class LangMARL:
             return None
         entries = [{"id": e.id, "line": render_line(e)[2:]}
                    for r in agent_routes_ for e in memory.active_entries(r)]
-        instructions = " ".join(_route_instructions(ws.program, r) for r in agent_routes_)
+        instructions = " ".join(route_instructions(ws.program, r) for r in agent_routes_)
         reply = self._ask(ws, "optimizer", self._gradient, AgentNote, f"gradient of {agent} on {record['task_id']}",
                           self.note_tokens, agent=agent, position=position, instructions=_text(instructions, 500),
                           entries=entries, outcome="success" if record["success"] else "failure",
@@ -382,9 +382,7 @@ class LangMARL:
                     notes[item["name"]].append(note)
         ws.write(iteration, "notes.json", notes)
 
-        docs = {f"task:{t.id}": str(t.inputs) for t in ws.train_tasks}
-        docs.update({f"trace:{tid}": _trace_text(t) for tid, t in rollouts.traces.items()})
-        specific = instance_tokens(docs, " ".join(_route_instructions(ws.program, r) for r in ws.program.routes))
+        specific = workspace_instance_tokens(ws, rollouts.traces.values())
         candidate, report_all, all_ops, agg_out = memory, UpdateReport(), [], {}
         for agent, agent_notes in notes.items():
             cands = self.candidates(ws, agent, positions.get(agent, ""), agent_notes)

@@ -20,33 +20,10 @@ from nlgrad.credit import BackwardPass, Critic
 from nlgrad.methods.aggregate import aggregate, attribute_support
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
-from nlgrad.methods.proposals import CorrectionProposer, instance_tokens
+from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_tokens
+from nlgrad.methods.proposals import CorrectionProposer
 from nlgrad.policy import PolicyMemory, UpdateProvenance, apply_update
 from nlgrad.runtime.executor import TaskResult
-from nlgrad.runtime.trace import Trace
-
-
-def _route_instructions(program, route: str) -> str:
-    """The static instructions of a route's module (its system block rendered without policy), if findable."""
-    for value in vars(program).values():
-        if getattr(value, "route", None) == route and hasattr(value, "template"):
-            try:
-                from nlgrad.runtime.templates import render_block
-
-                return render_block(value.template, "system", {"policy": ""}, name=route)
-            except Exception:  # noqa: BLE001 - the system block may need task variables
-                return ""
-    return ""
-
-
-def _trace_text(trace: Trace) -> str:
-    parts = []
-    for node in trace.nodes():
-        if node["kind"] == "input":
-            parts.append(str(node.get("inputs", "")))
-        elif node["kind"] == "env":
-            parts.append(str(node.get("observation", "")))
-    return " ".join(parts)
 
 
 class NLPG:
@@ -104,15 +81,12 @@ class NLPG:
             route_records = [r for r in records if r.route == route]
             for sample in range(self.proposals_per_route):
                 candidates += proposer.propose(route, route_records, memory,
-                                               instructions=_route_instructions(ws.program, route),
+                                               instructions=route_instructions(ws.program, route),
                                                rejected=rejected_texts.get(route, []), sample_index=sample)
         ws.write(iteration, "proposals.json", {"candidates": [c.to_dict() for c in candidates],
                                                "skipped": proposer.skipped})
 
-        docs = {f"task:{t.id}": str(t.inputs) for t in ws.train_tasks}
-        docs.update({f"trace:{tid}": _trace_text(t) for tid, t in rollouts.traces.items()})
-        specific = instance_tokens(docs,
-                                   " ".join(_route_instructions(ws.program, r) for r in ws.program.routes))
+        specific = workspace_instance_tokens(ws, rollouts.traces.values())
         similarity, threshold, backend = correction_similarity(self.similarity, self.dedupe_threshold)
         if self.support_from_feedback:
             candidates = attribute_support(candidates, records, similarity, threshold)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import asdict, dataclass, field
 from importlib.resources import files
 
@@ -125,25 +124,3 @@ class CorrectionProposer:
             out.append(Candidate(route=route, text=correction.text, when=correction.when,
                                  trace_ids=sorted(set(traces)), replaces=replaces))
         return out
-
-
-_INSTANCE_TOKEN = re.compile(r"\b(?:\d[\d,.:/-]*|[A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)*)\b")
-
-
-def instance_tokens(texts_by_doc: dict[str, str], general_text: str) -> set[str]:
-    """Numbers and capitalized names that occur in fewer than two documents (task inputs, traces) and not in the
-    program's own instructions: copying one of these into a rule ties it to a single task."""
-    seen: dict[str, set[str]] = {}
-    for doc_id, text in texts_by_doc.items():
-        for token in set(_INSTANCE_TOKEN.findall(text)):
-            seen.setdefault(token.lower(), set()).add(doc_id)
-    general = general_text.lower()
-    return {tok for tok, docs in seen.items()
-            if len(docs) < 2 and tok not in general and (len(tok) > 1 or tok.isdigit())}
-
-
-def copied_instance_details(text: str, specific: set[str]) -> list[str]:
-    found = {m.lower() for m in _INSTANCE_TOKEN.findall(text)}
-    words = set(re.findall(r"[a-z0-9][a-z0-9'-]*", text.lower()))
-    hits = {tok for tok in specific if tok in found or (tok[0].isdigit() and tok in words)}
-    return sorted(hits)

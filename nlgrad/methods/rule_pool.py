@@ -24,7 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 
@@ -149,8 +149,11 @@ class RulePool:
 
 
 def to_policy_ops(proposed: Iterable[ReflectorOp], pool: RulePool, *, routes: list[str], trace_ids: list[str],
-                  default_route: str | None = None) -> tuple[list[Any], list[dict[str, Any]]]:
-    """Validate reflector ops against the pool; returns ``(policy_ops, dropped)`` (each dropped op with a reason)."""
+                  default_route: str | None = None, text_problem: Callable[[str], str | None] | None = None
+                  ) -> tuple[list[Any], list[dict[str, Any]]]:
+    """Validate reflector ops against the pool; returns ``(policy_ops, dropped)`` (each dropped op with a reason).
+    ``text_problem`` (e.g. :func:`nlgrad.methods.lesson_checks.lesson_problem`) says why a new rule text is no
+    reusable lesson; ADD, EDIT and MERGE ops whose text it objects to are dropped with that reason."""
     ops: list[Any] = []
     dropped: list[dict[str, Any]] = []
 
@@ -159,6 +162,11 @@ def to_policy_ops(proposed: Iterable[ReflectorOp], pool: RulePool, *, routes: li
 
     for op in proposed:
         reason = f"JERP reflector: {op.reason}".strip(": ")
+        problem = text_problem(op.text) if text_problem and op.op in ("ADD", "EDIT", "MERGE") \
+            and not is_placeholder(op.text) else None
+        if problem:
+            drop(op, problem)
+            continue
         if op.op == "ADD":
             route = match_route(op.route, routes, default_route)
             if is_placeholder(op.text) or len(op.text or "") < 8:

@@ -3,7 +3,8 @@
 import pytest
 
 from nlgrad.methods.aggregate import aggregate
-from nlgrad.methods.proposals import Candidate, instance_tokens
+from nlgrad.methods.lesson_checks import instance_tokens
+from nlgrad.methods.proposals import Candidate
 from nlgrad.methods.strategies.acceptance import PairedImprovementGate
 from nlgrad.policy import AddOp, EditOp
 
@@ -56,7 +57,9 @@ def test_replaces_becomes_an_edit_and_ops_are_ordered_by_support():
 
 
 @pytest.mark.parametrize("cand_scores, cur_scores, accept", [
-    ([1, 1, 1, 0], [0, 1, 1, 0], True),      # +0.25, won 1 lost 0
+    ([1, 1, 1, 0], [0, 1, 1, 0], False),     # +0.25, won 1 lost 0: fewer than 2 wins
+    ([1, 1, 1, 0], [0, 0, 1, 0], True),      # +0.5, won 2 lost 0
+    ([1, 1, 0, 0], [0, 0, 0, 1], True),      # +0.25, won 2 lost 1
     ([1, 1, 0, 0], [1, 1, 0, 0], False),     # no change
     ([1, 0, 1, 0], [0, 1, 0, 1], False),     # +0.0, 2 wins 2 losses
     ([1, 1, 1, 0, 0], [0, 0, 1, 1, 1], False),  # +0.0 margin
@@ -67,6 +70,17 @@ def test_gate_paired_decision(cand_scores, cur_scores, accept):
     assert decision.accept is accept
     assert decision.mean_diff == pytest.approx(sum(cand_scores) / len(cand_scores) - sum(cur_scores) / len(cur_scores))
     assert decision.ci95[0] <= decision.mean_diff <= decision.ci95[1]
+
+
+def test_gate_min_wins_is_configurable_and_capped_by_the_number_of_tasks():
+    one_lucky_task = ([1, 1, 1, 0, 0, 0], [0, 1, 1, 0, 0, 0])  # the ifeval JERP case: +0.167, 1 win, 0 losses
+    assert not PairedImprovementGate().decide(*one_lucky_task).accept
+    assert "fewer than the 2 required" in PairedImprovementGate().decide(*one_lucky_task).reason
+    assert PairedImprovementGate(min_wins=1).decide(*one_lucky_task).accept
+    assert PairedImprovementGate(min_wins=2).decide([1.0], [0.0]).accept  # one validation task: all of it
+    assert not PairedImprovementGate(min_wins=3).decide([1, 1, 0], [0, 0, 0]).accept
+    with pytest.raises(ValueError, match="min_wins"):
+        PairedImprovementGate(min_wins=0)
 
 
 def test_gate_can_require_ci_above_zero():

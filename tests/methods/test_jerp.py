@@ -44,7 +44,8 @@ def world_reply(messages) -> str:
     system, user = messages[0]["content"], messages[-1]["content"]
     if "pool of short rules" in system:
         return json.dumps({"ops": [{"op": "ADD", "text": SHOUT_RULE}, {"op": "ADD", "text": COOK_RULE},
-                                   {"op": "DOWNVOTE", "id": "rules.say#77"}]})
+                                   {"op": "DOWNVOTE", "id": "rules.say#77"},
+                                   {"op": "ADD", "text": "Shout the words: word number"}]})  # copies the task
     return agent_reply(system, user)
 
 
@@ -148,7 +149,8 @@ def config(**kw):
 
 
 def test_toy_run_reflects_against_references_and_learns_a_retrieved_rule(settings, rule_world, tmp_path):
-    outcome = run_optimize(config(), settings, tmp_path / "p", progress=False)
+    options = {"embedder": "lexical", "k": 1, "max_ops": 4}
+    outcome = run_optimize(config(method_options=options), settings, tmp_path / "p", progress=False)
     store = PolicyStore(tmp_path / "p")
     assert outcome.state.history[0].accepted and store.versions() == [1, 2]
     final = store.load(2)
@@ -159,6 +161,7 @@ def test_toy_run_reflects_against_references_and_learns_a_retrieved_rule(setting
     it = tmp_path / "p/run/iter-0001"
     refl = json.loads((it / "reflections.json").read_text())
     assert any("unknown rule" in d["dropped"] for d in refl["dropped"])
+    assert any("copies a passage" in d["dropped"] and d["text"].startswith("Shout") for d in refl["dropped"])
     batch = [json.loads(line) for line in (it / "jerp_batch.jsonl").read_text().splitlines()]
     assert len(batch) == 12 and batch[0]["family"] == "rules" and "shout the words" in batch[0]["query"].lower()
     refs = json.loads((tmp_path / "p/run/jerp_references.json").read_text())

@@ -31,13 +31,25 @@ class AcceptanceGate(Protocol):
 
 
 class PairedImprovementGate:
-    """Accept only a strict improvement beyond a noise margin: mean paired difference > ``margin`` and more tasks
-    won than lost. With ``require_ci=True`` the 95% bootstrap interval of the difference must also exclude 0."""
+    """Accept only a strict improvement beyond a noise margin: mean paired difference > ``margin``, more tasks won
+    than lost, and at least ``min_wins`` tasks won (all of them when there are fewer validation tasks than that).
+    With ``require_ci=True`` the 95% bootstrap interval of the difference must also exclude 0.
 
-    def __init__(self, margin: float = 0.02, require_ci: bool = False):
+    ``min_wins=2`` (the default) is there because one task that flips is noise: measured on ifeval with 6 validation
+    tasks, a rule pool of copied fragments won 1 task, lost none, passed a 1-win gate and cost 0.089 on test."""
+
+    def __init__(self, margin: float = 0.02, require_ci: bool = False, min_wins: int = 2):
         if margin < 0:
             raise ValueError(f"margin must be >= 0, got {margin}")
-        self.margin, self.require_ci = margin, require_ci
+        if min_wins < 1:
+            raise ValueError(f"min_wins must be >= 1, got {min_wins}")
+        self.margin, self.require_ci, self.min_wins = margin, require_ci, min_wins
+
+    @classmethod
+    def from_config(cls, config) -> "PairedImprovementGate":
+        """The gate an :class:`~nlgrad.methods.base.OptimizeConfig` asks for (``margin``, ``gate_min_wins``,
+        ``gate_require_ci``)."""
+        return cls(margin=config.margin, require_ci=config.gate_require_ci, min_wins=config.gate_min_wins)
 
     def decide(self, candidate: list[float], current: list[float]) -> GateDecision:
         est = paired_difference(candidate, current)
@@ -45,12 +57,15 @@ class PairedImprovementGate:
         losses = sum(c < b for c, b in zip(candidate, current))
         cand_mean = sum(candidate) / len(candidate) if candidate else 0.0
         cur_mean = sum(current) / len(current) if current else 0.0
+        needed = min(self.min_wins, len(candidate))
         if not candidate:
             accept, reason = False, "no validation tasks"
         elif est.mean <= self.margin:
             accept, reason = False, f"mean paired difference {est.mean:+.3f} is not above the margin {self.margin}"
         elif wins <= losses:
             accept, reason = False, f"won {wins} tasks but lost {losses}"
+        elif wins < needed:
+            accept, reason = False, f"won {wins} task(s), fewer than the {needed} required (--gate-min-wins)"
         elif self.require_ci and est.lo <= 0:
             accept, reason = False, f"95% CI of the difference [{est.lo:+.3f}, {est.hi:+.3f}] includes 0"
         else:

@@ -1,0 +1,112 @@
+"""Deterministic checks that a proposed policy line states a reusable lesson, shared by every method.
+
+An optimizer LM (especially a small one) often "learns" a line that only describes one task: it copies a name or a
+number of that task (``copied_instance_details``), or copies a whole observation, response, action or checker message
+(``copied_passage``: "To the North you see a closed plain door.", "take coin", "'synonyms' appears 1 times").
+Neither generalizes, and a lucky validation draw can let one through the gate, so methods drop such lines before
+they reach it, with the reason recorded in the run's files.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from nlgrad.methods.base import Workspace
+    from nlgrad.runtime.trace import Trace
+
+INSTANCE_TOKEN = re.compile(r"\b(?:\d[\d,.:/-]*|[A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)*)\b")
+_WORD = re.compile(r"[a-z0-9][a-z0-9']*")
+
+
+def instance_tokens(texts_by_doc: dict[str, str], general_text: str) -> set[str]:
+    """Numbers and capitalized names that occur in fewer than two documents (task inputs, traces) and not in the
+    program's own instructions: copying one of these into a rule ties it to a single task."""
+    seen: dict[str, set[str]] = {}
+    for doc_id, text in texts_by_doc.items():
+        for token in set(INSTANCE_TOKEN.findall(text)):
+            seen.setdefault(token.lower(), set()).add(doc_id)
+    general = general_text.lower()
+    return {tok for tok, docs in seen.items()
+            if len(docs) < 2 and tok not in general and (len(tok) > 1 or tok.isdigit())}
+
+
+def copied_instance_details(text: str, specific: set[str]) -> list[str]:
+    """The task-specific tokens (from :func:`instance_tokens`) that ``text`` contains, sorted."""
+    found = {m.lower() for m in INSTANCE_TOKEN.findall(text)}
+    words = set(re.findall(r"[a-z0-9][a-z0-9'-]*", text.lower()))
+    hits = {tok for tok in specific if tok in found or (tok[0].isdigit() and tok in words)}
+    return sorted(hits)
+
+
+def copied_passage(text: str, source: str, *, min_words: int = 4, share: float = 0.6) -> str:
+    """The longest run of ``text``'s words found verbatim (as consecutive words) in ``source``, when that run is at
+    least ``share`` of the line and either has ``min_words`` words or is the whole line; else ``""``. Such a line is
+    a copied observation, action, response or feedback message, not advice."""
+    words = _WORD.findall(text.lower())
+    if not words:
+        return ""
+    haystack = f" {' '.join(_WORD.findall(source.lower()))} "
+    best: tuple[int, int] = (0, 0)
+    for start in range(len(words)):
+        end = start + best[1] - best[0] + 1  # only runs longer than the best so far matter
+        while end <= len(words) and f" {' '.join(words[start:end])} " in haystack:
+            best = (start, end)
+            end += 1
+    length = best[1] - best[0]
+    if length >= share * len(words) and (length >= min_words or length == len(words)):
+        return " ".join(words[best[0]:best[1]])
+    return ""
+
+
+def lesson_problem(text: str, *, specific: set[str], source: str) -> str | None:
+    """Why ``text`` is not a reusable lesson (copied instance details, or a copied passage of ``source``), else
+    ``None``."""
+    copied = copied_instance_details(text, specific)
+    if copied:
+        return f"copies instance details: {', '.join(copied)}"
+    passage = copied_passage(text, source)
+    if passage:
+        return f"copies a passage of the trace or feedback instead of stating a lesson: {passage!r}"
+    return None
+
+
+def route_instructions(program, route: str) -> str:
+    """The static instructions of a route's module (its system block rendered without policy), if findable."""
+    for value in vars(program).values():
+        if getattr(value, "route", None) == route and hasattr(value, "template"):
+            try:
+                from nlgrad.runtime.templates import render_block
+
+                return render_block(value.template, "system", {"policy": ""}, name=route)
+            except Exception:  # noqa: BLE001 - the system block may need task variables
+                return ""
+    return ""
+
+
+def trace_text(trace: "Trace", *, outputs: bool = False) -> str:
+    """A trace's task inputs and environment observations; with ``outputs`` also every module's output and every
+    environment action (what an agent wrote), for :func:`copied_passage`."""
+    parts = []
+    for node in trace.nodes():
+        if node["kind"] == "input":
+            parts.append(str(node.get("inputs", "")))
+        elif node["kind"] == "env":
+            parts.append(str(node.get("observation", "")))
+            if outputs and node.get("action"):
+                parts.append(str(node["action"]))
+        elif outputs and node["kind"] == "module":
+            parts.append(str(node.get("output", "")))
+    return " ".join(parts)
+
+
+def workspace_instance_tokens(ws: "Workspace", traces: Iterable["Trace"], *, general_text: str | None = None
+                              ) -> set[str]:
+    """:func:`instance_tokens` over the workspace's train task inputs and these traces; the general text defaults
+    to the instructions of every route of the program."""
+    docs = {f"task:{t.id}": str(t.inputs) for t in ws.train_tasks}
+    docs.update({f"trace:{i}:{t.task_id}": trace_text(t) for i, t in enumerate(traces)})
+    if general_text is None:
+        general_text = " ".join(route_instructions(ws.program, r) for r in ws.program.routes)
+    return instance_tokens(docs, general_text)

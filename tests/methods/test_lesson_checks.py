@@ -1,0 +1,61 @@
+"""Deterministic lesson checks: copied instance details and copied passages are not reusable lessons."""
+
+from __future__ import annotations
+
+from nlgrad.methods.lesson_checks import (copied_instance_details, copied_passage, instance_tokens, lesson_problem,
+                                          trace_text)
+from nlgrad.methods.rule_pool import ReflectorOp, RulePool, to_policy_ops
+from nlgrad.policy import PolicyMemory
+from nlgrad.runtime.trace import Trace
+
+TWX_TRACE = ("You are in the kitchen. To the North you see a closed plain door. To the East you see the hallway. "
+             "> move north  You cannot move there, the door is closed. > take coin  You take the coin.")
+IFEVAL_FEEDBACK = ("Violated: keywords:frequency (relation=at least, keyword=synonyms, frequency=3): 'synonyms' "
+                   "appears 1 times. Followed: detectable_format:title.")
+
+
+def test_copied_observations_actions_and_feedback_are_passages():
+    assert copied_passage("To the North you see a closed plain door.", TWX_TRACE) == \
+        "to the north you see a closed plain door"
+    assert copied_passage("take coin", TWX_TRACE) == "take coin"  # a short line copied whole is an action
+    assert copied_passage("Keywords: synonyms, frequency (relation=at least, keyword=synonyms, frequency=3): "
+                          "'synonyms' appears 1 times", IFEVAL_FEEDBACK)
+
+
+def test_lessons_that_quote_a_few_words_are_kept():
+    assert copied_passage("When a door is closed, open it before you try to move through it.", TWX_TRACE) == ""
+    assert copied_passage("If you see the coin, take coin at once instead of exploring.", TWX_TRACE) == ""
+    assert copied_passage("Count how often each required keyword appears before you answer.", IFEVAL_FEEDBACK) == ""
+    assert copied_passage("", TWX_TRACE) == "" and copied_passage("take coin", "") == ""
+
+
+def test_lesson_problem_names_what_was_copied():
+    specific = instance_tokens({"a": "Where was Barack Obama born in 1961?", "b": "Who wrote Hamlet?"}, "")
+    assert copied_instance_details("Obama questions need 1961.", specific) == ["1961"]
+    assert "instance details: 1961" in lesson_problem("Answer 1961 for birth years.", specific=specific, source="")
+    problem = lesson_problem("move north", specific=set(), source=TWX_TRACE)
+    assert problem and "'move north'" in problem
+    assert lesson_problem("Open closed doors before moving.", specific=specific, source=TWX_TRACE) is None
+
+
+def test_trace_text_includes_agent_outputs_only_when_asked():
+    trace = Trace("t1", "p")
+    root = trace.add_node("input", "input", inputs={"q": "find the coin"})
+    trace.add_node("module", "game.act", parents=[root], output="move north")
+    trace.add_node("env", "env.step", parents=[root], action="move north", observation="You see a coin.")
+    assert "move north" not in trace_text(trace) and "You see a coin." in trace_text(trace)
+    assert trace_text(trace, outputs=True).count("move north") == 2
+
+
+def test_jerp_drops_copied_rules_before_they_reach_the_pool():
+    pool = RulePool(PolicyMemory.model_validate({"program": "p", "routes": {"game.act": [
+        {"text": "Open doors before moving."}]}}))
+    proposed = [ReflectorOp(op="ADD", route="game.act", text="To the North you see a closed plain door."),
+                ReflectorOp(op="EDIT", id="game.act#1", text="move north"),
+                ReflectorOp(op="ADD", route="game.act", text="When a door blocks the way, open it first.")]
+    check = lambda text: lesson_problem(text, specific=set(), source=TWX_TRACE)  # noqa: E731
+    ops, dropped = to_policy_ops(proposed, pool, routes=["game.act"], trace_ids=["t1"], text_problem=check)
+    assert [o.text for o in ops] == ["When a door blocks the way, open it first."]
+    assert len(dropped) == 2 and all("copies a passage" in d["dropped"] for d in dropped)
+    unchecked, _ = to_policy_ops(proposed, pool, routes=["game.act"], trace_ids=["t1"])
+    assert len(unchecked) == 3
