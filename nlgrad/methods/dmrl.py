@@ -19,7 +19,8 @@ One ``propose`` call:
 4. candidates are ranked by the DRPO advantage (:mod:`nlgrad.methods.drpo`); the best is accepted only if its
    advantage is above ``advantage_margin`` **and** its paired A/B difference passes the same paired gate as NLPG
    (mean difference > ``--margin``, more wins than losses, at least ``--gate-min-wins`` wins). The result is
-   returned as ``pre_gated`` so the shared loop does not re-gate; a rejected best edit is recorded in the store's rejected buffer (shown to the editor).
+   returned as ``pre_gated`` so the shared loop does not re-gate; a rejected best edit is recorded in the store's
+   rejected buffer (shown to the editor).
 
 **Cost per iteration**: ``batch`` rollouts + ``ceil(G / editor_per_call)`` editor calls + ``(G' + 1) x n_ab``
 rollouts (G' = distinct valid candidates, n_ab = ``--val`` tasks, or ``--batch`` with ``ab_split="train"``; the
