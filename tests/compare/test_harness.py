@@ -133,3 +133,13 @@ def test_cli_compare_prints_the_table(settings, fake_world, shout, tmp_path):
     bad = CliRunner().invoke(app, ["compare", "--benchmark", "shout", "--budget-rollouts", "0", "--out",
                                    str(tmp_path / "x"), "--lm", "openai/test-model"])
     assert bad.exit_code == 2 and "budget-rollouts" in bad.output
+
+
+def test_gate_settings_reach_every_optimize_run(shout):
+    from nlgrad.compare.harness import optimize_config
+
+    strict = optimize_config(cfg(gate_min_wins=3, gate_require_ci=True), "nlpg", 1, shout)
+    assert (strict.gate_min_wins, strict.gate_require_ci, strict.seed) == (3, True, 1)
+    default = optimize_config(cfg(), "jerp", 0, shout)
+    assert (default.gate_min_wins, default.gate_require_ci) == (2, False)
+    assert cfg(gate_min_wins=3).comparable() != cfg().comparable()  # a rerun may not change the gate
