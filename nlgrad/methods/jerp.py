@@ -257,7 +257,8 @@ class JERP:
             self.skipped.append({"task_id": result.task_id, "reason": str(exc)[:500]})
             return [], []
         routes = list(ws.program.routes)
-        source = f"{trace_text(trace, outputs=True)} {result.feedback or ''}"
+        shown = [reference["task"], *reference["lines"]] if reference else []  # the reflector copies these too
+        source = " ".join([trace_text(trace, outputs=True), result.feedback or "", *map(str, shown)])
         check = (lambda text: lesson_problem(text, specific=specific or set(), source=source)) \
             if self.check_lessons else None
         return to_policy_ops(reply.ops[: self.max_ops], pool, routes=routes, trace_ids=[result.task_id],
