@@ -25,9 +25,9 @@ rollouts, none with ``gate="none"``); embedding is local (MiniLM on the CPU, ~40
 batch's update unvalidated, as in the original experiential-learning loop.
 
 ``check_lessons=True`` (default) drops reflector rules that copy instance details of single tasks or a passage of the
-failed trace or its feedback (:mod:`nlgrad.methods.lesson_checks`); the dropped ops and why are in
-``iter-NNNN/reflections.json``. Measured on ifeval (benchmarks/README.md): without it the gate accepted four such
-"rules", which cost 0.089 on test.
+failed trace, its feedback or the reference it was shown (:mod:`nlgrad.methods.lesson_checks`); the dropped ops and
+why are in ``iter-NNNN/reflections.json``. Measured on ifeval (benchmarks/README.md): without it the gate accepted a
+pool of such "rules" that cost 0.089 on test.
 """
 
 from __future__ import annotations
