@@ -1,7 +1,8 @@
 """Re-run NLPG's aggregation step on the saved artifacts of an optimize run, without any LM call: for every
 iteration folder with ``proposals.json`` and ``feedback.json``, print which corrections reach ``--min-support`` when
 support counts only the proposer's citations and when it also counts failed traces whose own feedback says the same
-thing (``support_from_feedback``, NLPG's default since it was added).
+thing (``support_from_feedback``, NLPG's default since it was added). Candidates that restate their route's own
+instructions are dropped as NLPG does now (the program is loaded from the run's ``config.json``).
 
     .venv/bin/python scripts/replay_aggregate.py policies/twx-arithmetic-nlpg/run [more run folders]
 """
@@ -16,7 +17,9 @@ from pathlib import Path
 from nlgrad.credit.backward import NodeFeedbackRecord
 from nlgrad.methods.aggregate import aggregate, attribute_support
 from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
+from nlgrad.methods.lesson_checks import route_instructions
 from nlgrad.methods.proposals import Candidate
+from nlgrad.runtime.registry import load_benchmark, load_program
 
 
 def load_iteration(folder: Path) -> tuple[list[Candidate], list[NodeFeedbackRecord]] | None:
@@ -39,6 +42,10 @@ def main() -> int:
     contradiction = contradiction_threshold(backend)
     print(f"similarity {backend}, near-duplicate threshold {threshold}, min_support {args.min_support}")
     for run in args.runs:
+        config = json.loads((Path(run) / "config.json").read_text())
+        benchmark = load_benchmark(config["benchmark"])
+        program = load_program(config.get("program") or benchmark.default_program, benchmark)
+        instructions = {route: route_instructions(program, route) for route in program.routes}
         for folder in sorted(Path(run).glob("iter-*")):
             loaded = load_iteration(folder)
             if loaded is None:
@@ -47,7 +54,7 @@ def main() -> int:
             for label, cs in (("cited only", cands), ("with feedback", attribute_support(cands, records, similarity,
                                                                                         threshold))):
                 ops, _ = aggregate(cs, min_support=args.min_support, similarity=similarity, dedupe_threshold=threshold,
-                                   contradiction_threshold=contradiction)  # aggregate copies, never mutates
+                                   contradiction_threshold=contradiction, instructions=instructions)
                 kept = "; ".join(f"[{len(op.trace_ids)}] {op.text[:100]}" for op in ops) or "-"
                 print(f"{run} {folder.name} {len(cands)} candidates, {label}: {len(ops)} reach support: {kept}")
     return 0

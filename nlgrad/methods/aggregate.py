@@ -1,11 +1,11 @@
 """Step 5 of NLPG: aggregate candidate corrections across a minibatch into policy operations.
 
-Per route: drop candidates that copy instance details; merge near-duplicates (their supporting traces are joined);
-keep only candidates supported by at least ``min_support`` distinct traces (recurring failures); resolve
-contradictions (near-duplicates where exactly one is negated) toward the better-supported side, dropping both on a
-tie; then emit ``add`` / ``edit`` operations ordered by support (the order in which bounds trim them).
-Before that, NLPG may credit each candidate with the failed traces whose own node feedback says the same thing
-(:func:`attribute_support`).
+Per route: drop candidates that copy instance details or restate the route's own instructions; merge near-duplicates
+(their supporting traces are joined); keep only candidates supported by at least ``min_support`` distinct traces
+(recurring failures); resolve contradictions (near-duplicates where exactly one is negated) toward the
+better-supported side, dropping both on a tie; then emit ``add`` / ``edit`` operations ordered by support (the order
+in which bounds trim them). Before that, NLPG may credit each candidate with the failed traces whose own node
+feedback says the same thing (:func:`attribute_support`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nlgrad.methods.lesson_checks import copied_instance_details
+from nlgrad.methods.lesson_checks import copied_instance_details, copied_passage
 from nlgrad.methods.proposals import Candidate
 from nlgrad.policy import AddOp, EditOp, LexicalSimilarity, Similarity
 
@@ -106,15 +106,20 @@ def resolve_contradictions(candidates: list[Candidate], similarity: Similarity, 
 
 def aggregate(candidates: list[Candidate], *, min_support: int = 2, instance_specific: set[str] | None = None,
               similarity: Similarity | None = None, dedupe_threshold: float = 0.6,
-              contradiction_threshold: float = 0.6, iteration: int | None = None
-              ) -> tuple[list[AddOp | EditOp], AggregateReport]:
+              contradiction_threshold: float = 0.6, iteration: int | None = None,
+              instructions: dict[str, str] | None = None) -> tuple[list[AddOp | EditOp], AggregateReport]:
+    """``instructions`` maps a route to its module's own instructions: a candidate that is mostly a verbatim passage
+    of them (:func:`copied_passage`) adds nothing to the prompt and is dropped."""
     similarity = similarity or LexicalSimilarity()
     report = AggregateReport()
     general = []
     for cand in candidates:
         copied = copied_instance_details(_line(cand), instance_specific or set())
+        restated = copied_passage(cand.text, (instructions or {}).get(cand.route, ""))
         if copied:
             report.drop(cand, f"copies instance details: {', '.join(copied)}")
+        elif restated:
+            report.drop(cand, f"restates the route's own instructions: {restated!r}")
         else:
             general.append(cand)
     merged = merge_duplicates(general, similarity, dedupe_threshold)

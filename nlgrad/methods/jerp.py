@@ -25,9 +25,9 @@ rollouts, none with ``gate="none"``); embedding is local (MiniLM on the CPU, ~40
 batch's update unvalidated, as in the original experiential-learning loop.
 
 ``check_lessons=True`` (default) drops reflector rules that copy instance details of single tasks or a passage of the
-failed trace, its feedback or the reference it was shown (:mod:`nlgrad.methods.lesson_checks`); the dropped ops and
-why are in ``iter-NNNN/reflections.json``. Measured on ifeval (benchmarks/README.md): without it the gate accepted a
-pool of such "rules" that cost 0.089 on test.
+failed trace, its feedback, the reference it was shown or the program's own instructions
+(:mod:`nlgrad.methods.lesson_checks`); the dropped ops and why are in ``iter-NNNN/reflections.json``. Measured on
+ifeval (benchmarks/README.md): without it the gate accepted a pool of such "rules" that cost 0.089 on test.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ from nlgrad.credit.render import clip
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.embeddings import Embedder, cosine, load_embedder
-from nlgrad.methods.lesson_checks import lesson_problem, trace_text, workspace_instance_tokens
+from nlgrad.methods.lesson_checks import (lesson_problem, route_instructions, trace_text,
+                                          workspace_instance_tokens)
 from nlgrad.methods.rule_pool import (Presence, ReferenceStore, RulePool, apply_pool_update, presence_votes,
                                       reflection_schema, to_policy_ops)
 from nlgrad.policy import PolicyMemory, UpdateProvenance, render_line
@@ -258,7 +259,8 @@ class JERP:
             return [], []
         routes = list(ws.program.routes)
         shown = [reference["task"], *reference["lines"]] if reference else []  # the reflector copies these too
-        source = " ".join([trace_text(trace, outputs=True), result.feedback or "", *map(str, shown)])
+        own = [route_instructions(ws.program, r) for r in routes]  # restating the prompt teaches nothing either
+        source = " ".join([trace_text(trace, outputs=True), result.feedback or "", *map(str, shown), *own])
         check = (lambda text: lesson_problem(text, specific=specific or set(), source=source)) \
             if self.check_lessons else None
         return to_policy_ops(reply.ops[: self.max_ops], pool, routes=routes, trace_ids=[result.task_id],

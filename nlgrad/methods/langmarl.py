@@ -383,10 +383,12 @@ class LangMARL:
         ws.write(iteration, "notes.json", notes)
 
         specific = workspace_instance_tokens(ws, rollouts.traces.values())
+        instructions = {route: route_instructions(ws.program, route) for route in ws.program.routes}
         candidate, report_all, all_ops, agg_out = memory, UpdateReport(), [], {}
         for agent, agent_notes in notes.items():
             cands = self.candidates(ws, agent, positions.get(agent, ""), agent_notes)
-            ops, agg = aggregate(cands, min_support=cfg.min_support, instance_specific=specific, iteration=iteration)
+            ops, agg = aggregate(cands, min_support=cfg.min_support, instance_specific=specific, iteration=iteration,
+                                 instructions=instructions)
             ops = [op.model_copy(update={"reason": op.reason.replace("NLPG", f"LangMARL agent {agent}")})
                    for op in ops]
             agg_out[agent] = {"kept": agg.kept, "dropped": agg.dropped}

@@ -2,7 +2,8 @@
 
 An optimizer LM (especially a small one) often "learns" a line that only describes one task: it copies a name or a
 number of that task (``copied_instance_details``), or copies a whole observation, response, action or checker message
-(``copied_passage``: "To the North you see a closed plain door.", "take coin", "'synonyms' appears 1 times").
+(``copied_passage``: "To the North you see a closed plain door.", "take coin", "'synonyms' appears 1 times"), or
+restates the prompt's own instructions.
 Neither generalizes, and a lucky validation draw can let one through the gate, so methods drop such lines before
 they reach it, with the reason recorded in the run's files.
 """
@@ -68,7 +69,7 @@ def lesson_problem(text: str, *, specific: set[str], source: str) -> str | None:
         return f"copies instance details: {', '.join(copied)}"
     passage = copied_passage(text, source)
     if passage:
-        return f"copies a passage of the trace or feedback instead of stating a lesson: {passage!r}"
+        return f"copies a passage of what it was shown (trace, feedback, instructions) instead of a lesson: {passage!r}"
     return None
 
 

@@ -77,22 +77,24 @@ class NLPG:
                     rejected_texts.setdefault(op.get("route") or str(op.get("id", "")).split("#")[0], []).append(
                         op["text"])
         candidates = []
+        instructions = {route: route_instructions(ws.program, route) for route in ws.program.routes}
         for route in ws.program.routes:
             route_records = [r for r in records if r.route == route]
             for sample in range(self.proposals_per_route):
                 candidates += proposer.propose(route, route_records, memory,
-                                               instructions=route_instructions(ws.program, route),
+                                               instructions=instructions[route],
                                                rejected=rejected_texts.get(route, []), sample_index=sample)
         ws.write(iteration, "proposals.json", {"candidates": [c.to_dict() for c in candidates],
                                                "skipped": proposer.skipped})
 
-        specific = workspace_instance_tokens(ws, rollouts.traces.values())
+        specific = workspace_instance_tokens(ws, rollouts.traces.values(),
+                                             general_text=" ".join(instructions.values()))
         similarity, threshold, backend = correction_similarity(self.similarity, self.dedupe_threshold)
         if self.support_from_feedback:
             candidates = attribute_support(candidates, records, similarity, threshold)
         contradiction = contradiction_threshold(backend)
         ops, agg = aggregate(candidates, min_support=cfg.min_support, instance_specific=specific,
-                             similarity=similarity, dedupe_threshold=threshold,
+                             instructions=instructions, similarity=similarity, dedupe_threshold=threshold,
                              contradiction_threshold=contradiction, iteration=iteration)
         ws.write(iteration, "aggregate.json", {"kept": agg.kept, "dropped": agg.dropped,
                                                "similarity": backend, "dedupe_threshold": threshold,

@@ -50,6 +50,22 @@ def test_instance_details_are_dropped():
     assert "instance details" in report.dropped[0]["reason"]
 
 
+def test_corrections_that_restate_the_routes_own_instructions_are_dropped():
+    # seen on twx/twc: the 1.5B optimizer "learned" twx_react's system prompt back, with support 2
+    instructions = ("You are an agent playing a text adventure game. Every turn you see what happened and a numbered "
+                    "list of the actions that are possible right now. Choose the one action that best moves you "
+                    "towards finishing the task. Reply with the number of the action only.")
+    restated = cand("When you see what happened and a numbered list of the actions that are possible right now, "
+                    "choose the one action that best moves you towards finishing the task.", ["t1", "t2"], route="a")
+    lesson = cand("Put each object where it usually belongs (clothes in the wardrobe) before trying other places.",
+                  ["t1", "t2"], route="a")
+    ops, report = aggregate([restated, lesson], min_support=2, instructions={"a": instructions})
+    assert [op.text for op in ops] == [lesson.text]
+    assert report.dropped[0]["reason"].startswith("restates the route's own instructions")
+    other_route, _ = aggregate([restated], min_support=2, instructions={"b": instructions})
+    assert len(other_route) == 1  # only a route's own instructions count
+
+
 def test_replaces_becomes_an_edit_and_ops_are_ordered_by_support():
     ops, _ = aggregate([cand("Short rule here, applied.", ["a", "b"]),
                         cand("Better wording of rule one.", ["a", "b", "c"], replaces="r#1")], min_support=2)
