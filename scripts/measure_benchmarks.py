@@ -3,6 +3,7 @@ with the human-written policy. Writes benchmarks/results/floors.json and the tab
 benchmarks/README.md. Each row records the exact command that reproduces it.
 
     .venv/bin/python scripts/measure_benchmarks.py --benchmarks twx/coin,hotpotqa --n 30
+    .venv/bin/python scripts/measure_benchmarks.py --benchmarks twx/twc --n 20 --variants human
 """
 
 from __future__ import annotations
@@ -35,13 +36,16 @@ def split_sizes(bench) -> str:
     return "/".join(sizes)
 
 
-def measure(bid: str, n: int, step_cap: int | None, settings) -> list[dict]:
+VARIANTS = {"floor": "floor", "none": "no policy", "human": "human policy"}
+
+
+def measure(bid: str, n: int, step_cap: int | None, settings, only: tuple[str, ...] = tuple(VARIANTS)) -> list[dict]:
     bench = load_benchmark(bid)
     family = bid.split("/")[0]
     variants = [("floor", FLOORS.get(family), None), ("no policy", None, None), ("human policy", None, "human")]
     rows = []
     for label, program, policy in variants:
-        if label == "floor" and program is None:
+        if (label == "floor" and program is None) or label not in {VARIANTS[v] for v in only}:
             continue
         request = EvalRequest(benchmark=bid, split="dev", n=n, program=program, policy=policy, step_cap=step_cap)
         cmd = f"nlgrad eval --benchmark {bid} --split dev --n {n}"
@@ -85,15 +89,22 @@ def main() -> int:
     parser.add_argument("--benchmarks", required=True, help="comma-separated benchmark ids")
     parser.add_argument("--n", type=int, default=30)
     parser.add_argument("--step-cap", type=int, default=None)
+    parser.add_argument("--variants", default="floor,none,human",
+                        help="comma-separated subset of floor,none,human; rows of other variants are kept")
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/floors.json"))
     parser.add_argument("--readme", default=str(ROOT / "benchmarks/README.md"))
     args = parser.parse_args()
     settings = load_settings()
     out = Path(args.out)
     existing = json.loads(out.read_text()) if out.exists() else []
+    only = tuple(v.strip() for v in args.variants.split(",") if v.strip())
+    unknown = [v for v in only if v not in VARIANTS]
+    if unknown:
+        parser.error(f"--variants: unknown {', '.join(unknown)} (choose from {', '.join(VARIANTS)})")
     for bid in args.benchmarks.split(","):
-        rows = measure(bid.strip(), args.n, args.step_cap, settings)
-        existing = [r for r in existing if r["benchmark"] != bid.strip()] + rows
+        rows = measure(bid.strip(), args.n, args.step_cap, settings, only)
+        done = {r["variant"] for r in rows}
+        existing = [r for r in existing if r["benchmark"] != bid.strip() or r["variant"] not in done] + rows
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(existing, indent=2) + "\n")
         write_readme_table(Path(args.readme), existing)  # after each benchmark: a killed run keeps finished rows
