@@ -36,16 +36,17 @@ def split_sizes(bench) -> str:
     return "/".join(sizes)
 
 
-VARIANTS = {"floor": "floor", "none": "no policy", "human": "human policy"}
+VARIANTS = ("floor", "none", "human")
 
 
-def measure(bid: str, n: int, step_cap: int | None, settings, only: tuple[str, ...] = tuple(VARIANTS)) -> list[dict]:
+def measure(bid: str, n: int, step_cap: int | None, settings, only: tuple[str, ...] = VARIANTS) -> list[dict]:
     bench = load_benchmark(bid)
     family = bid.split("/")[0]
-    variants = [("floor", FLOORS.get(family), None), ("no policy", None, None), ("human policy", None, "human")]
+    variants = {"floor": ("floor", FLOORS.get(family), None), "none": ("no policy", None, None),
+                "human": ("human policy", None, "human")}
     rows = []
-    for label, program, policy in variants:
-        if (label == "floor" and program is None) or label not in {VARIANTS[v] for v in only}:
+    for label, program, policy in (variants[v] for v in VARIANTS if v in only):
+        if label == "floor" and program is None:
             continue
         request = EvalRequest(benchmark=bid, split="dev", n=n, program=program, policy=policy, step_cap=step_cap)
         cmd = f"nlgrad eval --benchmark {bid} --split dev --n {n}"

@@ -2,10 +2,10 @@
 
 For every iteration folder with ``reflections.json``: which rules the reflector's ops added or edited, and which of
 them :func:`nlgrad.methods.lesson_checks.lesson_problem` drops now (copied instance details, or a copied passage of
-the failed trace, its feedback or a successful reference; which reference the reflector saw is not saved, so every
-success of the batch and every stored reference counts). For every ``gate.json``: the decision the gate would take
-now (``--gate-min-wins``, default 2) on the same paired validation scores (``val-candidate`` against the current
-version's ``val-vN``).
+the failed trace, its feedback, a successful reference or the program's instructions; which reference the reflector
+saw is not saved, so every success of the batch and every stored reference counts). For every ``gate.json``: the
+decision the gate would take now (``--gate-min-wins``, default 2) on the same paired validation scores
+(``val-candidate`` against the current version's ``val-vN``).
 
     .venv/bin/python scripts/replay_lesson_checks.py reports/ifeval/jerp/seed0/run [more run folders]
 """
@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from nlgrad.methods.lesson_checks import lesson_problem, trace_text, workspace_instance_tokens
+from nlgrad.methods.lesson_checks import (lesson_problem, lesson_source, route_instructions, trace_text,
+                                          workspace_instance_tokens)
 from nlgrad.methods.strategies.acceptance import PairedImprovementGate
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.trace import Trace
@@ -35,10 +36,10 @@ def _traces(folder: Path) -> dict[str, Trace]:
     return {t.task_id: t for t in map(Trace.load, sorted((folder / "traces").glob("*.json")))}
 
 
-def recheck_rules(folder: Path, ws) -> list[str]:
+def recheck_rules(folder: Path, ws, instructions: list[str]) -> list[str]:
     reflections = json.loads((folder / "reflections.json").read_text(encoding="utf-8"))
     results, traces = _results(folder / "rollouts"), _traces(folder / "rollouts")
-    specific = workspace_instance_tokens(ws, traces.values())
+    specific = workspace_instance_tokens(ws, traces.values(), general_text=" ".join(instructions))
     # the successful reference shown to the reflector is not saved per op: use every success of this batch and
     # every stored reference (a superset of what it saw)
     refs = json.loads((folder.parent / "jerp_references.json").read_text(encoding="utf-8")) \
@@ -51,8 +52,7 @@ def recheck_rules(folder: Path, ws) -> list[str]:
         if not op.get("text") or op.get("op") not in ("add", "edit", "merge"):
             continue
         task = (op.get("trace_ids") or [""])[0]
-        source = " ".join([trace_text(traces[task], outputs=True) if task in traces else "",
-                           results.get(task, {}).get("feedback") or "", shown])
+        source = lesson_source(traces.get(task), results.get(task, {}).get("feedback"), [shown, *instructions])
         problem = lesson_problem(op["text"], specific=specific, source=source)
         lines.append(f"  {'DROP' if problem else 'keep'} {op['op']} {op['text'][:90]!r}"
                      + (f": {problem[:120]}" if problem else ""))
@@ -87,11 +87,12 @@ def main() -> int:
         benchmark = load_benchmark(config["benchmark"])
         program = load_program(config.get("program") or benchmark.default_program, benchmark)
         ws = SimpleNamespace(train_tasks=benchmark.tasks("train"), program=program)
+        instructions = [route_instructions(program, r) for r in program.routes]
         print(run)
         for folder in sorted(run.glob("iter-*")):
             print(f" {folder.name}")
             if (folder / "reflections.json").is_file():
-                print("\n".join(recheck_rules(folder, ws)) or "  (no rules proposed)")
+                print("\n".join(recheck_rules(folder, ws, instructions)) or "  (no rules proposed)")
             line = recheck_gate(folder, gate)
             if line:
                 print(line)

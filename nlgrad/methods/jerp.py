@@ -41,7 +41,7 @@ from nlgrad.credit.render import clip
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.embeddings import Embedder, cosine, load_embedder
-from nlgrad.methods.lesson_checks import (lesson_problem, route_instructions, trace_text,
+from nlgrad.methods.lesson_checks import (lesson_problem, lesson_source, route_instructions,
                                           workspace_instance_tokens)
 from nlgrad.methods.rule_pool import (Presence, ReferenceStore, RulePool, apply_pool_update, presence_votes,
                                       reflection_schema, to_policy_ops)
@@ -230,8 +230,8 @@ class JERP:
         return f"{ws.benchmark.id}/{sub}" if sub else str(ws.benchmark.id)
 
     def reflect(self, ws: Workspace, memory: PolicyMemory, *, task: Task, trace: Trace, result, query: str,
-                references: list[dict[str, Any]], embedder: Embedder, specific: set[str] | None = None
-                ) -> tuple[list[Any], list[dict[str, Any]]]:
+                references: list[dict[str, Any]], embedder: Embedder, specific: set[str] | None = None,
+                instructions: list[str] = ()) -> tuple[list[Any], list[dict[str, Any]]]:
         pool = RulePool(memory)
         reference = None
         if references:
@@ -258,9 +258,9 @@ class JERP:
             self.skipped.append({"task_id": result.task_id, "reason": str(exc)[:500]})
             return [], []
         routes = list(ws.program.routes)
-        shown = [reference["task"], *reference["lines"]] if reference else []  # the reflector copies these too
-        own = [route_instructions(ws.program, r) for r in routes]  # restating the prompt teaches nothing either
-        source = " ".join([trace_text(trace, outputs=True), result.feedback or "", *map(str, shown), *own])
+        # the reflector copies the reference too; restating the prompt's own instructions teaches nothing either
+        shown = [reference["task"], *reference["lines"]] if reference else []
+        source = lesson_source(trace, result.feedback, [*shown, *instructions])
         check = (lambda text: lesson_problem(text, specific=specific or set(), source=source)) \
             if self.check_lessons else None
         return to_policy_ops(reply.ops[: self.max_ops], pool, routes=routes, trace_ids=[result.task_id],
@@ -288,7 +288,9 @@ class JERP:
         votes = presence_votes(presence, min_failures=self.min_failures)
 
         reflected, dropped = [], []
-        specific = workspace_instance_tokens(ws, rollouts.traces.values()) if self.check_lessons else set()
+        instructions = [route_instructions(ws.program, r) for r in ws.program.routes] if self.check_lessons else []
+        specific = workspace_instance_tokens(ws, rollouts.traces.values(), general_text=" ".join(instructions)) \
+            if self.check_lessons else set()
         failures = sorted((r for r in rollouts.results if not r.success and not r.error
                            and r.task_id in rollouts.traces), key=lambda r: (r.score, r.task_id))
         current = {}
@@ -302,7 +304,7 @@ class JERP:
             references = refs.before(rec["family"], iteration) + current.get(rec["family"], [])
             ops, drop = self.reflect(ws, memory, task=by_id[r.task_id], trace=rollouts.traces[r.task_id], result=r,
                                      query=rec["query"], references=references, embedder=embedder,
-                                     specific=specific)
+                                     specific=specific, instructions=instructions)
             reflected += ops
             dropped += drop
         for family, items in current.items():

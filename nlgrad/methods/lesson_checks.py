@@ -102,6 +102,12 @@ def trace_text(trace: "Trace", *, outputs: bool = False) -> str:
     return " ".join(parts)
 
 
+def lesson_source(trace: "Trace | None", feedback: str | None, shown: Iterable[str] = ()) -> str:
+    """What a reflector saw and could copy: the failed trace (agent outputs included), its feedback and any other
+    text it was shown (references, the program's instructions); the ``source`` of :func:`lesson_problem`."""
+    return " ".join([trace_text(trace, outputs=True) if trace is not None else "", feedback or "", *map(str, shown)])
+
+
 def workspace_instance_tokens(ws: "Workspace", traces: Iterable["Trace"], *, general_text: str | None = None
                               ) -> set[str]:
     """:func:`instance_tokens` over the workspace's train task inputs and these traces; the general text defaults
