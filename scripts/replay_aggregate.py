@@ -10,26 +10,11 @@ instructions are dropped as NLPG does now (the program is loaded from the run's 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
-from nlgrad.credit.backward import NodeFeedbackRecord
 from nlgrad.methods.aggregate import aggregate, attribute_support
 from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
-from nlgrad.methods.lesson_checks import route_instructions
-from nlgrad.methods.proposals import Candidate
-from nlgrad.runtime.registry import load_benchmark, load_program
-
-
-def load_iteration(folder: Path) -> tuple[list[Candidate], list[NodeFeedbackRecord]] | None:
-    if not (folder / "proposals.json").is_file() or not (folder / "feedback.json").is_file():
-        return None
-    cands = [Candidate(c["route"], c["text"], c.get("when"), list(c.get("trace_ids") or []), c.get("replaces"),
-                       list(c.get("notes") or []))
-             for c in json.loads((folder / "proposals.json").read_text())["candidates"]]
-    records = [NodeFeedbackRecord(**r) for r in json.loads((folder / "feedback.json").read_text())]
-    return cands, records
+from nlgrad.methods.run_artifacts import load_proposals, load_saved_run
 
 
 def main() -> int:
@@ -42,12 +27,10 @@ def main() -> int:
     contradiction = contradiction_threshold(backend)
     print(f"similarity {backend}, near-duplicate threshold {threshold}, min_support {args.min_support}")
     for run in args.runs:
-        config = json.loads((Path(run) / "config.json").read_text())
-        benchmark = load_benchmark(config["benchmark"])
-        program = load_program(config.get("program") or benchmark.default_program, benchmark)
-        instructions = {route: route_instructions(program, route) for route in program.routes}
-        for folder in sorted(Path(run).glob("iter-*")):
-            loaded = load_iteration(folder)
+        saved = load_saved_run(run)
+        instructions = saved.instructions
+        for folder in saved.iterations():
+            loaded = load_proposals(folder)
             if loaded is None:
                 continue
             cands, records = loaded

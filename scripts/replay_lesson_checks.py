@@ -16,29 +16,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
-from nlgrad.methods.lesson_checks import (lesson_problem, lesson_source, route_instructions, trace_text,
+from nlgrad.methods.lesson_checks import (lesson_problem, lesson_source, trace_text,
                                           workspace_instance_tokens)
+from nlgrad.methods.run_artifacts import load_results, load_saved_run, load_traces
 from nlgrad.methods.strategies.acceptance import PairedImprovementGate
-from nlgrad.runtime.registry import load_benchmark, load_program
-from nlgrad.runtime.trace import Trace
-
-
-def _results(folder: Path) -> dict[str, dict]:
-    path = folder / "results.jsonl"
-    if not path.is_file():
-        return {}
-    return {r["task_id"]: r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if r}
-
-
-def _traces(folder: Path) -> dict[str, Trace]:
-    return {t.task_id: t for t in map(Trace.load, sorted((folder / "traces").glob("*.json")))}
 
 
 def recheck_rules(folder: Path, ws, instructions: list[str]) -> list[str]:
     reflections = json.loads((folder / "reflections.json").read_text(encoding="utf-8"))
-    results, traces = _results(folder / "rollouts"), _traces(folder / "rollouts")
+    results, traces = load_results(folder / "rollouts"), load_traces(folder / "rollouts")
     specific = workspace_instance_tokens(ws, traces.values(), general_text=" ".join(instructions))
     # the successful reference shown to the reflector is not saved per op: use every success of this batch and
     # every stored reference (a superset of what it saw)
@@ -64,11 +51,11 @@ def recheck_gate(folder: Path, gate: PairedImprovementGate) -> str | None:
     if not saved_path.is_file():
         return None
     saved = json.loads(saved_path.read_text(encoding="utf-8"))
-    candidate = _results(folder / "val-candidate")
+    candidate = load_results(folder / "val-candidate")
     current_dirs = sorted(p for p in folder.glob("val-v*") if p.is_dir())
     if not candidate or not current_dirs:
         return f"  gate: saved {'accept' if saved.get('accept') else 'reject'} ({saved.get('reason')}); no scores"
-    current = _results(current_dirs[-1])
+    current = load_results(current_dirs[-1])
     ids = [t for t in candidate if t in current]
     now = gate.decide([candidate[t]["score"] for t in ids], [current[t]["score"] for t in ids])
     return (f"  gate: saved {'accept' if saved.get('accept') else 'reject'} ({saved.get('reason')}); "
@@ -83,13 +70,10 @@ def main() -> int:
     args = p.parse_args()
     gate = PairedImprovementGate(margin=args.margin, min_wins=args.gate_min_wins)
     for run in map(Path, args.runs):
-        config = json.loads((run / "config.json").read_text(encoding="utf-8"))
-        benchmark = load_benchmark(config["benchmark"])
-        program = load_program(config.get("program") or benchmark.default_program, benchmark)
-        ws = SimpleNamespace(train_tasks=benchmark.tasks("train"), program=program)
-        instructions = [route_instructions(program, r) for r in program.routes]
+        saved = load_saved_run(run)
+        ws, instructions = saved.workspace(), list(saved.instructions.values())
         print(run)
-        for folder in sorted(run.glob("iter-*")):
+        for folder in saved.iterations():
             print(f" {folder.name}")
             if (folder / "reflections.json").is_file():
                 print("\n".join(recheck_rules(folder, ws, instructions)) or "  (no rules proposed)")

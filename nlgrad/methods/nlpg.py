@@ -5,23 +5,27 @@ One ``propose`` call is steps 1-6 of an iteration (the shared loop in :mod:`nlgr
 1. rollout a seeded minibatch of train tasks with the current policy;
 2. the critic diagnoses failed / low-scoring traces (and a few successes for contrast);
 3. the backward pass gives each module call feedback conditioned on its successors (loops: localized steps);
-4. per route, the optimizer turns node feedback into general corrections linked to their traces;
+4. per route, the optimizer turns node feedback into general corrections linked to their traces; with
+   ``abstract=True`` it then reads a route's corrections together and writes general lessons that each cover >= 2
+   of them (:mod:`~nlgrad.methods.abstraction`), added to the pool with the union of the covered traces;
 5. aggregation keeps corrections supported by >= ``min_support`` distinct traces, merges near-duplicates, resolves
    contradictions toward the majority, drops ones that copy instance details, and emits operations;
 6. :func:`apply_update` applies them under the policy bounds (deterministic code; the LM never edits the policy).
 
 Everything an iteration learned is written as JSON under ``iter-NNNN/`` so "why did this rule appear?" can be
-answered from files: ``diagnoses.json``, ``feedback.json``, ``proposals.json``, ``aggregate.json``, ``update.json``.
+answered from files: ``diagnoses.json``, ``feedback.json``, ``proposals.json``, ``abstractions.json`` (with
+``abstract``), ``aggregate.json``, ``update.json``.
 """
 
 from __future__ import annotations
 
 from nlgrad.credit import BackwardPass, Critic
+from nlgrad.methods.abstraction import CorrectionAbstractor
 from nlgrad.methods.aggregate import aggregate, attribute_support
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
 from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_tokens
-from nlgrad.methods.proposals import CorrectionProposer
+from nlgrad.methods.proposals import Candidate, CorrectionProposer
 from nlgrad.policy import PolicyMemory, UpdateProvenance, apply_update
 from nlgrad.runtime.executor import TaskResult
 
@@ -31,23 +35,37 @@ class NLPG:
 
     def __init__(self, *, loop_threshold: int = 4, localized_steps: int = 3, max_items: int = 12,
                  max_corrections: int = 4, proposals_per_route: int = 1, similarity: str = "auto",
-                 dedupe_threshold: float | None = None, support_from_feedback: bool = True):
+                 dedupe_threshold: float | None = None, support_from_feedback: bool = True,
+                 abstract: bool = False):
         """``similarity`` decides which corrections are near-duplicates when support is counted: ``"minilm"``
         (embedding cosine, so paraphrases of one correction merge), ``"lexical"`` (word overlap), or ``"auto"``
         (MiniLM when the ``embed`` extra is installed). ``dedupe_threshold`` overrides the backend's default.
         ``support_from_feedback`` also counts, as support of a correction, the failed traces whose own node feedback
         on that route is a near-duplicate of it (see :func:`~nlgrad.methods.aggregate.attribute_support`); off, only
-        the traces the proposer cited count."""
+        the traces the proposer cited count. ``abstract`` adds general lessons abstracted across a route's
+        corrections (one more optimizer call per route with >= 2 distinct corrections)."""
         self.similarity, self.dedupe_threshold = similarity, dedupe_threshold
         self.support_from_feedback = support_from_feedback
         self.loop_threshold, self.localized_steps = loop_threshold, localized_steps
         self.max_items, self.max_corrections = max_items, max_corrections
         self.proposals_per_route = proposals_per_route
+        self.abstract = abstract
 
     def select_for_diagnosis(self, results: list[TaskResult], max_diagnose: int, contrast: int) -> list[TaskResult]:
         failures = sorted((r for r in results if r.score < 1.0 or not r.success), key=lambda r: (r.score, r.task_id))
         successes = sorted((r for r in results if r.success and r.score >= 1.0), key=lambda r: r.task_id)
         return failures[:max_diagnose] + successes[:contrast]
+
+    def abstract_candidates(self, ws: Workspace, candidates: list[Candidate], instructions: dict[str, str],
+                            specific: set[str], iteration: int) -> list[Candidate]:
+        abstractor = CorrectionAbstractor(ws.lm, max_items=self.max_items)
+        general = []
+        for route in ws.program.routes:
+            general += abstractor.abstract(route, candidates, instructions=instructions[route],
+                                           instance_specific=specific)
+        ws.write(iteration, "abstractions.json", {"general": [c.to_dict() for c in general],
+                                                  "dropped": abstractor.dropped, "skipped": abstractor.skipped})
+        return general
 
     def propose(self, ws: Workspace, memory: PolicyMemory, iteration: int) -> Proposal:
         cfg = ws.config
@@ -89,6 +107,9 @@ class NLPG:
 
         specific = workspace_instance_tokens(ws, rollouts.traces.values(),
                                              general_text=" ".join(instructions.values()))
+        if self.abstract:
+            # general lessons lead, so a specific near-duplicate merges into the general wording, not the reverse
+            candidates = self.abstract_candidates(ws, candidates, instructions, specific, iteration) + candidates
         similarity, threshold, backend = correction_similarity(self.similarity, self.dedupe_threshold)
         if self.support_from_feedback:
             candidates = attribute_support(candidates, records, similarity, threshold)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, field_validator
 from nlgrad.credit.backward import NodeFeedbackRecord
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.lm.client import LM
-from nlgrad.methods.reply_fields import squash_or_none
+from nlgrad.methods.reply_fields import int_list, squash_or_none
 from nlgrad.policy import PolicyMemory, render_line
 from nlgrad.runtime.module import Module
 
@@ -43,17 +43,7 @@ class ProposedCorrection(BaseModel):
     @field_validator("evidence", mode="before")
     @classmethod
     def _ints(cls, value):
-        if value is None:
-            return []
-        if isinstance(value, (int, str)):
-            value = [value]
-        out = []
-        for v in value:
-            try:
-                out.append(int(v))
-            except (TypeError, ValueError):
-                continue
-        return out
+        return int_list(value)
 
 
 class CorrectionList(BaseModel):

@@ -11,3 +11,18 @@ def squash_or_none(value: Any) -> str | None:
         return None
     value = " ".join(str(value).split())
     return value or None
+
+
+def int_list(value: Any) -> list[int]:
+    """A list of the items that read as integers (a single int or string becomes a one-item list; None -> [])."""
+    if value is None:
+        return []
+    if isinstance(value, (int, str)):
+        value = [value]
+    out = []
+    for v in value:
+        try:
+            out.append(int(v))
+        except (TypeError, ValueError):
+            continue
+    return out
