@@ -18,7 +18,7 @@ from nlgrad.methods.abstraction import CorrectionAbstractor
 from nlgrad.methods.aggregate import aggregate, attribute_support
 from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
 from nlgrad.methods.lesson_checks import workspace_instance_tokens
-from nlgrad.methods.run_artifacts import load_proposals, load_saved_run, load_traces
+from nlgrad.methods.run_artifacts import load_saved_run, load_traces, ops_summary
 
 
 def main() -> int:
@@ -32,11 +32,7 @@ def main() -> int:
     for run in args.runs:
         saved = load_saved_run(run)
         instructions = saved.instructions
-        for folder in saved.iterations():
-            loaded = load_proposals(folder)
-            if loaded is None:
-                continue
-            cands, records = loaded
+        for folder, cands, records in saved.proposals():
             traces = load_traces(folder / "rollouts") if (folder / "rollouts/traces").is_dir() else {}
             specific = workspace_instance_tokens(saved.workspace(), traces.values(),
                                                  general_text=" ".join(instructions.values()))
@@ -58,8 +54,7 @@ def main() -> int:
                 ops, _ = aggregate(pool, min_support=args.min_support, instance_specific=specific,
                                    similarity=similarity, dedupe_threshold=threshold,
                                    contradiction_threshold=contradiction, instructions=instructions)
-                kept = "; ".join(f"[{len(op.trace_ids)}] {op.text[:100]}" for op in ops) or "-"
-                print(f"  {label}: {len(ops)} reach support: {kept}")
+                print(f"  {label}: {len(ops)} reach support: {ops_summary(ops)}")
     return 0
 
 

@@ -14,7 +14,7 @@ import sys
 
 from nlgrad.methods.aggregate import aggregate, attribute_support
 from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
-from nlgrad.methods.run_artifacts import load_proposals, load_saved_run
+from nlgrad.methods.run_artifacts import load_saved_run, ops_summary
 
 
 def main() -> int:
@@ -28,18 +28,13 @@ def main() -> int:
     print(f"similarity {backend}, near-duplicate threshold {threshold}, min_support {args.min_support}")
     for run in args.runs:
         saved = load_saved_run(run)
-        instructions = saved.instructions
-        for folder in saved.iterations():
-            loaded = load_proposals(folder)
-            if loaded is None:
-                continue
-            cands, records = loaded
+        for folder, cands, records in saved.proposals():
             for label, cs in (("cited only", cands), ("with feedback", attribute_support(cands, records, similarity,
                                                                                         threshold))):
                 ops, _ = aggregate(cs, min_support=args.min_support, similarity=similarity, dedupe_threshold=threshold,
-                                   contradiction_threshold=contradiction, instructions=instructions)
-                kept = "; ".join(f"[{len(op.trace_ids)}] {op.text[:100]}" for op in ops) or "-"
-                print(f"{run} {folder.name} {len(cands)} candidates, {label}: {len(ops)} reach support: {kept}")
+                                   contradiction_threshold=contradiction, instructions=saved.instructions)
+                print(f"{run} {folder.name} {len(cands)} candidates, {label}: {len(ops)} reach support: "
+                      f"{ops_summary(ops)}")
     return 0
 
 

@@ -38,6 +38,7 @@ from nlgrad.methods.aggregate import aggregate
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_tokens
 from nlgrad.methods.proposals import Candidate
+from nlgrad.methods.reply_fields import int_list
 from nlgrad.methods.rule_pool import is_placeholder, match_route
 from nlgrad.policy import PolicyMemory, UpdateProvenance, UpdateReport, apply_update, render_line
 from nlgrad.runtime.module import Module
@@ -136,14 +137,7 @@ class Lesson(BaseModel):
     @field_validator("sources", mode="before")
     @classmethod
     def _ints(cls, value):
-        values = value if isinstance(value, list) else [value]
-        out = []
-        for v in values:
-            try:
-                out.append(int(v))
-            except (TypeError, ValueError):
-                continue
-        return out
+        return int_list(value)
 
 
 class LessonList(BaseModel):

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Iterator
 
 from nlgrad.credit.backward import NodeFeedbackRecord
 from nlgrad.methods.lesson_checks import route_instructions
@@ -29,6 +29,13 @@ class SavedRun:
 
     def iterations(self) -> list[Path]:
         return sorted(p for p in self.path.glob("iter-*") if p.is_dir())
+
+    def proposals(self) -> Iterator[tuple[Path, list[Candidate], list[NodeFeedbackRecord]]]:
+        """(iteration folder, NLPG candidates, feedback records) for every iteration that saved its proposals."""
+        for folder in self.iterations():
+            loaded = load_proposals(folder)
+            if loaded is not None:
+                yield folder, *loaded
 
     def workspace(self) -> SimpleNamespace:
         """What :func:`~nlgrad.methods.lesson_checks.workspace_instance_tokens` reads of a workspace."""
@@ -68,3 +75,8 @@ def load_proposals(folder: Path) -> tuple[list[Candidate], list[NodeFeedbackReco
              for c in json.loads((folder / "proposals.json").read_text(encoding="utf-8"))["candidates"]]
     records = [NodeFeedbackRecord(**r) for r in json.loads((folder / "feedback.json").read_text(encoding="utf-8"))]
     return cands, records
+
+
+def ops_summary(ops: list) -> str:
+    """``[support] text; ...`` for policy operations (``-`` when there are none), as the replay scripts print them."""
+    return "; ".join(f"[{len(op.trace_ids)}] {op.text[:100]}" for op in ops) or "-"

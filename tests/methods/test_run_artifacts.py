@@ -17,7 +17,8 @@ def test_a_saved_nlpg_run_reads_back_and_its_aggregation_replays(settings, fake_
     assert saved.config["benchmark"] == "shout" and list(saved.instructions) == ["shout.say"]
     assert "Repeat the text." in saved.instructions["shout.say"]
     [folder] = saved.iterations()
-    cands, records = run_artifacts.load_proposals(folder)
+    [(same_folder, cands, records)] = list(saved.proposals())
+    assert same_folder == folder
     assert {c.text for c in cands} >= {"Always write the repeated text in UPPERCASE letters."}
     assert records and all(r.route == "shout.say" for r in records)
     results = run_artifacts.load_results(folder / "rollouts")
@@ -25,6 +26,8 @@ def test_a_saved_nlpg_run_reads_back_and_its_aggregation_replays(settings, fake_
     assert set(results) == set(traces) and len(results) == 4
     ops, _ = aggregate(cands, min_support=2, instance_specific={"7"}, instructions=saved.instructions)
     assert [op.text for op in ops] == ["Always write the repeated text in UPPERCASE letters."]
+    assert run_artifacts.ops_summary(ops).startswith(f"[{len(ops[0].trace_ids)}] Always write")
+    assert run_artifacts.ops_summary([]) == "-"
     assert run_artifacts.load_proposals(tmp_path) is None
 
 
