@@ -21,7 +21,8 @@ Actions: the package lists 100-1500 valid action strings per state (every ``move
 far too many for a 0.5B model's prompt. ``Observation.valid_actions`` is a bounded list (``MAX_ACTIONS`` = 20, see
 ``select_actions``): travel (``go to`` neighbouring rooms, teleport to the room the task names or to unvisited
 rooms), ``focus on``/``pick up``/``open``/``activate``/``read`` an object, ``move``/``use`` of or onto something
-the task names or the agent holds, and ``wait1``, each kind under a quota, scored by overlap with the task's words.
+the task names or the agent holds, and ``wait1``, each kind under a quota, scored by overlap with the task's words;
+a ``focus on`` an object that shares no word with the task is listed after every other kind (``UNRELATED_FOCUS``).
 The observation text is the game's message plus the room description and the inventory (a move only says "You move
 to the kitchen."). Any other text is still played: ScienceWorld parses free text itself, and ``info["free_text_verbs"]``
 lists its verbs for programs that pass free-form replies through (``twx_react`` does). An ambiguous request is
@@ -138,6 +139,8 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
             if excluded(obj) or (verb == "pick up " and held(obj)):
                 continue
             score = relevance(obj)
+            if verb == "focus on " and score <= 0:
+                score = UNRELATED_FOCUS  # irreversible: never listed above safer actions unless the task names it
         elif verb in ("move ", "use "):
             if excluded(obj) or excluded(target) or obj == target or (verb == "use " and not held(obj)):
                 continue
@@ -165,6 +168,10 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
 # whose relevance ties (travel and focus first, then taking things, then the rest).
 QUOTAS = {"travel": 6, "focus on ": 7, "pick up ": 3, "move ": 4, "use ": 2, "open ": 2, "activate ": 2,
           "read ": 1}
+# A "focus on" an object that shares no word with the task: a wrong focus ends the episode at -100, and the 0.5B agent
+# tends to pick the first listed action, so these go after every other kind (still listed: the task may not name its
+# target, e.g. find-living-thing).
+UNRELATED_FOCUS = -3.0
 KIND_BONUS = {"travel": 0.0, "focus on ": 1.0, "pick up ": 0.9, "move ": 0.5, "use ": 0.5, "open ": 0.6,
               "activate ": 0.7, "read ": 0.4}
 

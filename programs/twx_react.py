@@ -2,7 +2,8 @@
 
 What keeps a small frozen model *in capability* is program structure, fixed before any policy is learned:
 - the prompt shows the task, the latest observation, the rooms visited, and numbered valid actions, ordered untried
-  first and by overlap with the task's words (actions such as "close ..." or "inventory" last), tried ones marked;
+  first and by overlap with the task's words (not counting verbs the task uses for every object, such as
+  ScienceWorld's "focus"; actions such as "close ..." or "inventory" last), tried ones marked;
 - the reply is matched robustly to a valid action (number, exact text, then closest text); where the environment
   parses free text itself (ScienceWorld: its observations list ``free_text_verbs``), a reply that names no listed
   action but starts with one of those verbs is played as written instead of being forced onto the closest one;
@@ -46,8 +47,10 @@ def match_action(text: str, actions: list[str]) -> tuple[int | None, str]:
     return None, "none"
 
 
+# Words that say nothing about which object matters. Verbs the task text uses for every object are here too: with
+# "focus" counted, every (irreversible) "focus on X" matched a ScienceWorld task's "First, focus on the substance".
 _STOP = {"the", "a", "an", "to", "and", "it", "is", "your", "task", "of", "in", "on", "once", "you", "for", "with",
-         "that", "this", "then", "find", "search", "environment", "take"}
+         "that", "this", "then", "find", "search", "environment", "take", "focus"}
 # Actions that rarely move an episode forward; shown last (they stay available).
 LOW_PRIORITY_PREFIXES = ("close ", "inventory", "look around")
 

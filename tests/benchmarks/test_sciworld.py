@@ -105,6 +105,14 @@ def test_select_actions_is_bounded_and_useful():
     assert select_actions([], task, "kitchen", []) == []
 
 
+def test_a_focus_the_task_does_not_name_is_listed_after_every_other_kind():
+    valid = ["focus on axe", "focus on ice cream", "go to hallway", "pick up axe", "teleport to kitchen",
+             "teleport to hallway", "wait1", "look around"]
+    task = "Your task is to melt ice cream. First, focus on the substance."
+    assert select_actions(valid, task, "workshop", ["workshop"]) == [
+        "focus on ice cream", "go to hallway", "teleport to kitchen", "pick up axe", "focus on axe", "wait1"]
+
+
 # --------------------------------------------------------------------------------------------------- the metric
 def _episode(*, steps, raw, done, success=False, cap=False, actions=None, message="You focus on the banana."):
     task_obs = Observation(text="...", info={"task": "Your task is to find a(n) living thing.", "raw_score": 0})

@@ -64,6 +64,15 @@ def test_rank_actions_puts_untried_relevant_first():
     assert ranked[-1]["tried"] and not ranked[0]["tried"]
 
 
+def test_rank_actions_does_not_count_a_verb_the_task_uses_for_every_object():
+    # ScienceWorld tasks say "First, focus on the substance": every irreversible "focus on X" used to match "focus"
+    task = "Your task is to melt ice cream. First, focus on the substance."
+    ranked = rank_actions(["focus on axe", "go to hallway", "focus on ice cream"], task, tried=set())
+    assert [a["text"] for a in ranked] == ["focus on ice cream", "focus on axe", "go to hallway"]
+    ranked = rank_actions(["go to hallway", "focus on axe"], task, tried=set())
+    assert [a["text"] for a in ranked] == ["go to hallway", "focus on axe"]  # no overlap either way: env order
+
+
 def test_pick_action_keeps_a_fresh_pick_and_overrides_repeats_and_garbage():
     trace = SimpleNamespace(updates=[], update_node=lambda node, **kw: trace.updates.append((node, kw)))
     ctx = SimpleNamespace(trace=trace)
