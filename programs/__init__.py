@@ -2,6 +2,7 @@
 
 CATALOG: dict[str, str] = {
     "twx_react": "nlgrad.programs.twx_react:TWXReActProgram",
+    "twx_react_text": "nlgrad.programs.twx_react:TWXReActTextProgram",
     "twx_random": "nlgrad.programs.twx_random:RandomActionProgram",
     "hotpot_multihop": "nlgrad.programs.hotpot_multihop:HotpotMultiHopProgram",
     "hover_verify": "nlgrad.programs.hover_verify:HoverVerifyProgram",

@@ -81,9 +81,28 @@ def free_form_action(text: str, verbs: list[str]) -> str | None:
     return reply if reply and reply.split(" ")[0] in set(verbs) else None
 
 
+def match_action_text(text: str, actions: list[str]) -> tuple[int | None, str]:
+    """Like :func:`match_action` for a reply that should be an action's text: the exact action, else the longest
+    action the reply contains, else a bare list number, else the closest text (a number inside an action's text,
+    e.g. "take 5 apples", is not read as a list position)."""
+    reply = " ".join(text.strip().strip("`'\".").split()).lower()
+    lowered = [a.lower() for a in actions]
+    if reply in lowered:
+        return lowered.index(reply), "text"
+    contained = [i for i, action in enumerate(lowered) if action and action in reply]
+    if contained:
+        return max(contained, key=lambda i: len(lowered[i])), "text"
+    if reply.isdigit() and 1 <= int(reply) <= len(actions):
+        return int(reply) - 1, "number"
+    close = difflib.get_close_matches(reply, lowered, n=1, cutoff=0.5)
+    if close:
+        return lowered.index(close[0]), "fuzzy"
+    return None, "none"
+
+
 def parse_choice(text: str, inputs: dict[str, Any]) -> dict[str, Any]:
     actions = [a["text"] for a in inputs["actions"]]
-    index, how = match_action(text, actions)
+    index, how = (match_action_text if inputs.get("answer_text") else match_action)(text, actions)
     if how in ("fuzzy", "none") and inputs.get("free_verbs"):
         free = free_form_action(text, inputs["free_verbs"])
         if free is not None:
@@ -115,7 +134,11 @@ class TWXReActProgram:
     name = "twx_react"
 
     def __init__(self, benchmark=None, *, history_steps: int = 8, max_actions: int | None = None,
-                 loop_breaker: bool = True, history_obs_chars: int = 160):
+                 loop_breaker: bool = True, history_obs_chars: int = 160, answer: str = "number"):
+        """``answer="text"`` lists the actions without numbers and asks for the action's text (``twx_react_text``):
+        the 0.5B agent's numbered replies are dominated by a few list positions (``scripts/agent_reply_stats.py``)."""
+        if answer not in ("number", "text"):
+            raise ValueError(f"answer must be 'number' or 'text', not {answer!r}")
         self.benchmark = benchmark
         self.history_steps = history_steps
         # A benchmark whose environment already bounds its action list (sciworld) says how many to show.
@@ -123,8 +146,9 @@ class TWXReActProgram:
         self.loop_breaker = loop_breaker
         self.history_obs_chars = history_obs_chars
         template = files("nlgrad.programs").joinpath("templates/twx_act.j2").read_text(encoding="utf-8")
-        self.act = Module(route=ROUTE, template=template, role="agent", parser=parse_choice, max_tokens=6,
-                          stop=["\n"], template_name="twx_act.j2")
+        self.answer_text = answer == "text"
+        self.act = Module(route=ROUTE, template=template, role="agent", parser=parse_choice,
+                          max_tokens=24 if self.answer_text else 6, stop=["\n"], template_name="twx_act.j2")
 
     @property
     def routes(self) -> list[str]:
@@ -154,6 +178,8 @@ class TWXReActProgram:
             inputs = {"task": task_text, "last_action": last_action,
                       "observation": obs.text, "visited": visited or ["(none yet)"], "step": ctx.episode.steps + 1,
                       "step_cap": step_cap, "actions": actions}
+            if self.answer_text:  # only then: the numbered prompt and its cache keys are unchanged
+                inputs["answer_text"] = True
             if obs.info.get("free_text_verbs"):  # only then: other environments' prompts and cache keys are unchanged
                 inputs["free_verbs"] = list(obs.info["free_text_verbs"])
             choice = ctx.call(self.act, after=[prev], history=list(history), **inputs)
@@ -176,3 +202,12 @@ class TWXReActProgram:
                 break
             obs, last_action = prev.value.observation, action
         return {"actions": ctx.episode.actions if ctx.episode else [], "overrides": overrides, "visited": visited}
+
+
+class TWXReActTextProgram(TWXReActProgram):
+    """``twx_react`` answering with the action's text instead of its list number (see ``answer``)."""
+
+    name = "twx_react_text"
+
+    def __init__(self, benchmark=None, **options):
+        super().__init__(benchmark, **{"answer": "text", **options})

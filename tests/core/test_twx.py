@@ -108,3 +108,33 @@ def test_human_policy_is_the_games_own_file_when_it_has_one(game, own):
     assert set(memory.routes()) >= {"twx.act", "team_twx.planner", "team_twx.actor"}
     text = memory.render("twx.act")
     assert ("math problem" in text) == (game == "arithmetic")
+
+
+def test_text_answers_match_the_action_not_a_number_inside_it():
+    from nlgrad.programs.twx_react import match_action_text, parse_choice
+
+    actions = ["take 2 apples", "open door", "open door to west", "move east"]
+    assert match_action_text("take 2 apples", actions) == (0, "text")
+    assert match_action_text("Open door to west.", actions) == (2, "text")  # the longest contained action
+    assert match_action_text("I will move east now", actions) == (3, "text")
+    assert match_action_text("2", actions) == (1, "number")
+    assert match_action_text("mvoe east", actions) == (3, "fuzzy")
+    assert match_action_text("dance", actions) == (None, "none")
+    listed = {"actions": [{"text": a, "tried": False} for a in actions]}
+    assert parse_choice("take 2 apples", listed)["index"] == 1  # number mode reads the 2 as a list position
+    assert parse_choice("take 2 apples", {**listed, "answer_text": True})["index"] == 0
+
+
+def test_the_text_program_lists_actions_without_numbers():
+    from nlgrad.programs.twx_react import TWXReActProgram, TWXReActTextProgram
+
+    inputs = {"task": "Find the coin.", "last_action": "", "observation": "A kitchen.", "visited": ["kitchen"],
+              "step": 1, "step_cap": 50, "actions": [{"text": "move east", "tried": False}]}
+    numbered = TWXReActProgram().act.render("", inputs)[-1]["content"]
+    text = TWXReActTextProgram().act.render("", {**inputs, "answer_text": True})[-1]["content"]
+    assert "1. move east" in numbered and numbered.rstrip().endswith("Answer with one number.")
+    assert "- move east" in text and "1." not in text
+    assert text.rstrip().endswith("Answer with one action from the list.")
+    assert TWXReActTextProgram().act.max_tokens > TWXReActProgram().act.max_tokens
+    with pytest.raises(ValueError, match="answer must be"):
+        TWXReActProgram(answer="letter")
