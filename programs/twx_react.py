@@ -31,6 +31,13 @@ ROUTE = "twx.act"
 _NUMBER = re.compile(r"\d+")
 
 
+def _closest(reply: str, lowered: list[str]) -> tuple[int | None, str]:
+    close = difflib.get_close_matches(reply, lowered, n=1, cutoff=0.5)
+    if close:
+        return lowered.index(close[0]), "fuzzy"
+    return None, "none"
+
+
 def match_action(text: str, actions: list[str]) -> tuple[int | None, str]:
     """Index of the action a reply names, and how it was matched: 'number', 'text', 'fuzzy' or 'none'."""
     reply = text.strip().lower()
@@ -41,10 +48,7 @@ def match_action(text: str, actions: list[str]) -> tuple[int | None, str]:
     for i, action in enumerate(lowered):
         if action and action in reply:
             return i, "text"
-    close = difflib.get_close_matches(reply, lowered, n=1, cutoff=0.5)
-    if close:
-        return lowered.index(close[0]), "fuzzy"
-    return None, "none"
+    return _closest(reply, lowered)
 
 
 # Words that say nothing about which object matters. Verbs the task text uses for every object are here too: with
@@ -94,10 +98,7 @@ def match_action_text(text: str, actions: list[str]) -> tuple[int | None, str]:
         return max(contained, key=lambda i: len(lowered[i])), "text"
     if reply.isdigit() and 1 <= int(reply) <= len(actions):
         return int(reply) - 1, "number"
-    close = difflib.get_close_matches(reply, lowered, n=1, cutoff=0.5)
-    if close:
-        return lowered.index(close[0]), "fuzzy"
-    return None, "none"
+    return _closest(reply, lowered)
 
 
 def parse_choice(text: str, inputs: dict[str, Any]) -> dict[str, Any]:

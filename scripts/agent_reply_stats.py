@@ -1,5 +1,5 @@
 """What an agent route actually replied in saved eval runs: the most common raw replies (e.g. the same list number at
-every step), the verbs of the actions played, how many episodes ran to the step cap, and the steps per episode.
+every step), the verbs of the actions it chose, and how many episodes ran to the step cap.
 No LM calls; reads ``runs/<eval>/traces`` and ``results.jsonl``.
 
     .venv/bin/python scripts/agent_reply_stats.py runs/20261201-011001-eval-twx-cooking-dev-218ee1 [more runs]
@@ -14,11 +14,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from nlgrad.methods.run_artifacts import load_results, load_traces
+from nlgrad.methods.run_artifacts import load_traces
+from nlgrad.runtime.rundir import RunDir
 
 
 def reply_stats(run: Path, route: str, top: int = 4) -> dict:
-    replies, verbs, steps = Counter(), Counter(), []
+    replies, verbs = Counter(), Counter()
     for trace in load_traces(run).values():
         for _, node in trace.graph.nodes(data=True):
             if node.get("kind") != "module" or node.get("route") != route:
@@ -27,7 +28,7 @@ def reply_stats(run: Path, route: str, top: int = 4) -> dict:
             parsed = node.get("parsed") or {}
             action = parsed.get("action") or parsed.get("tool") or parsed.get("kind") or ""
             verbs[str(action).split(" ")[0]] += 1
-    results = load_results(run)
+    results = RunDir(run).load_results()
     steps = [r.get("steps") for r in results.values() if r.get("steps") is not None]
     config = json.loads((run / "config.json").read_text(encoding="utf-8")) if (run / "config.json").is_file() else {}
     cap = config.get("step_cap")

@@ -31,11 +31,10 @@ def main() -> int:
     lm = LM(load_settings())
     for run in args.runs:
         saved = load_saved_run(run)
-        instructions = saved.instructions
+        instructions, ws = saved.instructions, saved.workspace()
         for folder, cands, records in saved.proposals():
             traces = load_traces(folder / "rollouts") if (folder / "rollouts/traces").is_dir() else {}
-            specific = workspace_instance_tokens(saved.workspace(), traces.values(),
-                                                 general_text=" ".join(instructions.values()))
+            specific = workspace_instance_tokens(ws, traces.values(), general_text=" ".join(instructions.values()))
             abstractor = CorrectionAbstractor(lm)
             general = [g for route in saved.program.routes
                        for g in abstractor.abstract(route, cands, instructions=instructions[route],

@@ -19,13 +19,14 @@ from pathlib import Path
 
 from nlgrad.methods.lesson_checks import (lesson_problem, lesson_source, trace_text,
                                           workspace_instance_tokens)
-from nlgrad.methods.run_artifacts import load_results, load_saved_run, load_traces
+from nlgrad.methods.run_artifacts import load_saved_run, load_traces
+from nlgrad.runtime.rundir import RunDir
 from nlgrad.methods.strategies.acceptance import PairedImprovementGate
 
 
 def recheck_rules(folder: Path, ws, instructions: list[str]) -> list[str]:
     reflections = json.loads((folder / "reflections.json").read_text(encoding="utf-8"))
-    results, traces = load_results(folder / "rollouts"), load_traces(folder / "rollouts")
+    results, traces = RunDir(folder / "rollouts").load_results(), load_traces(folder / "rollouts")
     specific = workspace_instance_tokens(ws, traces.values(), general_text=" ".join(instructions))
     # the successful reference shown to the reflector is not saved per op: use every success of this batch and
     # every stored reference (a superset of what it saw)
@@ -51,11 +52,11 @@ def recheck_gate(folder: Path, gate: PairedImprovementGate) -> str | None:
     if not saved_path.is_file():
         return None
     saved = json.loads(saved_path.read_text(encoding="utf-8"))
-    candidate = load_results(folder / "val-candidate")
+    candidate = RunDir(folder / "val-candidate").load_results()
     current_dirs = sorted(p for p in folder.glob("val-v*") if p.is_dir())
     if not candidate or not current_dirs:
         return f"  gate: saved {'accept' if saved.get('accept') else 'reject'} ({saved.get('reason')}); no scores"
-    current = load_results(current_dirs[-1])
+    current = RunDir(current_dirs[-1]).load_results()
     ids = [t for t in candidate if t in current]
     now = gate.decide([candidate[t]["score"] for t in ids], [current[t]["score"] for t in ids])
     return (f"  gate: saved {'accept' if saved.get('accept') else 'reject'} ({saved.get('reason')}); "

@@ -14,16 +14,15 @@ in the pool; aggregation then merges, checks and counts everything as before.
 from __future__ import annotations
 
 import logging
-from importlib.resources import files
 
 from pydantic import BaseModel, Field, field_validator
 
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.lm.client import LM
 from nlgrad.methods.lesson_checks import copied_instance_details, copied_passage
+from nlgrad.methods.prompts import method_module
 from nlgrad.methods.proposals import Candidate
 from nlgrad.methods.reply_fields import int_list, squash_or_none
-from nlgrad.runtime.module import Module
 
 log = logging.getLogger(__name__)
 # the worked example in abstract.j2 (another domain, so that copying it is easy to detect)
@@ -50,15 +49,6 @@ class GeneralLessonList(BaseModel):
     lessons: list[GeneralLesson] = Field(default_factory=list)
 
 
-def _module() -> Module:
-    source = files("nlgrad.methods").joinpath("templates/abstract.j2").read_text(encoding="utf-8")
-    return Module(route="optimizer.abstract", template=source, role="optimizer", template_name="abstract.j2")
-
-
-def _line(candidate: Candidate) -> str:
-    return f"{candidate.when} {candidate.text}".strip() if candidate.when else candidate.text
-
-
 class CorrectionAbstractor:
     """Proposes general corrections that each cover >= 2 of a route's candidates; records what it dropped."""
 
@@ -66,17 +56,17 @@ class CorrectionAbstractor:
                  max_tokens: int = 384):
         self.lm, self.role = lm, role
         self.max_items, self.max_lessons, self.max_tokens = max_items, max_lessons, max_tokens
-        self.module = _module()
+        self.module = method_module("abstract.j2", "optimizer.abstract")
         self.skipped: list[dict[str, str]] = []
         self.dropped: list[dict] = []
 
     def abstract(self, route: str, candidates: list[Candidate], *, instructions: str = "",
                  instance_specific: set[str] | None = None, sample_index: int = 0) -> list[Candidate]:
         items = [c for c in candidates if c.route == route][: self.max_items]
-        if len({_line(c) for c in items}) < 2:
+        if len({c.line for c in items}) < 2:
             return []
         messages = self.module.render("", {"route": route, "instructions": instructions[:600],
-                                           "items": [_line(c) for c in items], "max_lessons": self.max_lessons,
+                                           "items": [c.line for c in items], "max_lessons": self.max_lessons,
                                            "example_lesson": EXAMPLE_LESSON})
         try:
             reply = self.lm.structured(self.role, messages, GeneralLessonList, max_tokens=self.max_tokens,

@@ -29,10 +29,6 @@ class AggregateReport:
         self.dropped.append({**candidate.to_dict(), "reason": reason})
 
 
-def _line(candidate: Candidate) -> str:
-    return f"{candidate.when or ''} {candidate.text}".strip()
-
-
 def _negated(text: str) -> bool:
     return bool(_NEGATION.search(text))
 
@@ -43,8 +39,8 @@ def merge_duplicates(candidates: list[Candidate], similarity: Similarity, thresh
     for cand in candidates:
         for head in clusters:
             if head.route == cand.route and head.replaces == cand.replaces and \
-                    _negated(_line(head)) == _negated(_line(cand)) and \
-                    similarity.similarity(_line(head), _line(cand)) >= threshold:
+                    _negated(head.line) == _negated(cand.line) and \
+                    similarity.similarity(head.line, cand.line) >= threshold:
                 head.trace_ids = sorted(set(head.trace_ids) | set(cand.trace_ids))
                 head.notes.append(f"merged near-duplicate: {cand.text}")
                 break
@@ -66,7 +62,7 @@ def attribute_support(candidates: list[Candidate], records: list, similarity: Si
     pass's :class:`~nlgrad.credit.backward.NodeFeedbackRecord`."""
     out = []
     for cand in candidates:
-        line, support = _line(cand), set(cand.trace_ids)
+        line, support = cand.line, set(cand.trace_ids)
         notes = list(cand.notes)
         best: dict[str, float] = {}
         for rec in records:
@@ -87,9 +83,9 @@ def resolve_contradictions(candidates: list[Candidate], similarity: Similarity, 
     for i, a in enumerate(candidates):
         for j in range(i + 1, len(candidates)):
             b = candidates[j]
-            if a.route != b.route or _negated(_line(a)) == _negated(_line(b)):
+            if a.route != b.route or _negated(a.line) == _negated(b.line):
                 continue
-            if similarity.similarity(_NEGATION.sub(" ", _line(a)), _NEGATION.sub(" ", _line(b))) < threshold:
+            if similarity.similarity(_NEGATION.sub(" ", a.line), _NEGATION.sub(" ", b.line)) < threshold:
                 continue
             if a.support > b.support:
                 losers.add(j)
@@ -114,7 +110,7 @@ def aggregate(candidates: list[Candidate], *, min_support: int = 2, instance_spe
     report = AggregateReport()
     general = []
     for cand in candidates:
-        copied = copied_instance_details(_line(cand), instance_specific or set())
+        copied = copied_instance_details(cand.line, instance_specific or set())
         restated = copied_passage(cand.text, (instructions or {}).get(cand.route, ""))
         if copied:
             report.drop(cand, f"copies instance details: {', '.join(copied)}")

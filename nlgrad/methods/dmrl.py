@@ -42,7 +42,6 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
-from importlib.resources import files
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, field_validator
@@ -53,10 +52,10 @@ from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.drpo import DRPOParams, advantage_terms, edit_cost, edit_weight
 from nlgrad.methods.embeddings import load_embedder, text_cosine
 from nlgrad.methods.lesson_checks import copied_instance_details, route_instructions, workspace_instance_tokens
+from nlgrad.methods.prompts import method_module
 from nlgrad.methods.rule_pool import is_placeholder, match_route
 from nlgrad.methods.strategies.acceptance import PairedImprovementGate
 from nlgrad.policy import AddOp, DeleteOp, EditOp, EntryKind, PolicyMemory, UpdateProvenance, apply_update
-from nlgrad.runtime.module import Module
 
 log = logging.getLogger(__name__)
 EDIT_SCHEMA = "nlgrad.dmrl_edit/1"
@@ -158,11 +157,6 @@ class EditorPolicy(Protocol):
     def propose(self, request: EditRequest, n: int) -> list[EditorSample]: ...
 
 
-def _module() -> Module:
-    source = files("nlgrad.methods").joinpath("templates/dmrl_editor.j2").read_text(encoding="utf-8")
-    return Module(route="dmrl.editor", template=source, role="optimizer", template_name="dmrl_editor.j2")
-
-
 class LMEditor:
     """The frozen editor: ``ceil(n / per_call)`` structured calls; later calls see the edits already proposed and
     sample at ``temperature`` so the group is diverse even when the role's default temperature is 0."""
@@ -171,7 +165,7 @@ class LMEditor:
                  max_tokens: int = 384):
         self.lm, self.role, self.per_call = lm, role, max(1, per_call)
         self.temperature, self.max_tokens = temperature, max_tokens
-        self.module = _module()
+        self.module = method_module("dmrl_editor.j2", "dmrl.editor")
         self.skipped: list[dict[str, str]] = []
 
     def propose(self, request: EditRequest, n: int) -> list[EditorSample]:

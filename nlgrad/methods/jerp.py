@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import logging
-from importlib.resources import files
 from typing import Any, Callable, Literal, Protocol
 
 from nlgrad.credit.render import clip
@@ -43,12 +42,12 @@ from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.embeddings import Embedder, cosine, load_embedder
 from nlgrad.methods.lesson_checks import (lesson_problem, lesson_source, route_instructions,
                                           workspace_instance_tokens)
+from nlgrad.methods.prompts import method_module
 from nlgrad.methods.rule_pool import (Presence, ReferenceStore, RulePool, apply_pool_update, presence_votes,
                                       reflection_schema, to_policy_ops)
 from nlgrad.policy import PolicyMemory, UpdateProvenance, render_line
 from nlgrad.policy.render import render_entries
 from nlgrad.policy.schema import PolicyEntry
-from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Task
 from nlgrad.runtime.trace import Trace
 
@@ -190,11 +189,6 @@ class WeightLearner(Protocol):
     def on_batch(self, records: list[dict[str, Any]], ws: Workspace, iteration: int) -> None: ...
 
 
-def _module() -> Module:
-    source = files("nlgrad.methods").joinpath("templates/jerp_reflect.j2").read_text(encoding="utf-8")
-    return Module(route="jerp.reflect", template=source, role="optimizer", template_name="jerp_reflect.j2")
-
-
 class JERP:
     name = "jerp"
 
@@ -210,7 +204,7 @@ class JERP:
         self.max_references, self.embedder_kind, self.gate = max_references, embedder, gate
         self.reflect_tokens, self.weight_learner = reflect_tokens, weight_learner
         self.check_lessons = check_lessons
-        self.module = _module()
+        self.module = method_module("jerp_reflect.j2", "jerp.reflect")
         self.skipped: list[dict[str, str]] = []
 
     def setup(self, ws: Workspace) -> None:

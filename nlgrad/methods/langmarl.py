@@ -26,7 +26,6 @@ Files under ``iter-NNNN/``: ``credits.json``, ``notes.json``, ``aggregate.json``
 from __future__ import annotations
 
 import logging
-from importlib.resources import files
 from typing import Any, Literal
 
 import networkx as nx
@@ -37,6 +36,7 @@ from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.methods.aggregate import aggregate
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_tokens
+from nlgrad.methods.prompts import method_module
 from nlgrad.methods.proposals import Candidate
 from nlgrad.methods.reply_fields import int_list
 from nlgrad.methods.rule_pool import is_placeholder, match_route
@@ -238,8 +238,7 @@ def match_credits(reply: TeamCredit, agents: list[str], routes: dict[str, list[s
 
 
 def _module(name: str) -> Module:
-    source = files("nlgrad.methods").joinpath(f"templates/{name}.j2").read_text(encoding="utf-8")
-    return Module(route=f"langmarl.{name}", template=source, role="critic", template_name=f"{name}.j2")
+    return method_module(f"{name}.j2", f"langmarl.{name}", role="critic")
 
 
 # ------------------------------------------------------------------------------------------------ the method

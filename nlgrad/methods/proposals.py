@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass, field
-from importlib.resources import files
 
 from pydantic import BaseModel, Field, field_validator
 
 from nlgrad.credit.backward import NodeFeedbackRecord
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.lm.client import LM
+from nlgrad.methods.prompts import method_module
 from nlgrad.methods.reply_fields import int_list, squash_or_none
 from nlgrad.policy import PolicyMemory, render_line
-from nlgrad.runtime.module import Module
 
 log = logging.getLogger(__name__)
 _SUGGESTED = "Suggested:"  # how propose.j2 labels the critic's suggestion in a feedback item
@@ -65,13 +64,13 @@ class Candidate:
     def support(self) -> int:
         return len(set(self.trace_ids))
 
+    @property
+    def line(self) -> str:
+        """The correction as it reads in a prompt: its condition, then its text."""
+        return f"{self.when or ''} {self.text}".strip()
+
     def to_dict(self) -> dict:
         return {**asdict(self), "support": self.support}
-
-
-def _module() -> Module:
-    source = files("nlgrad.methods").joinpath("templates/propose.j2").read_text(encoding="utf-8")
-    return Module(route="optimizer.propose", template=source, role="optimizer", template_name="propose.j2")
 
 
 class CorrectionProposer:
@@ -79,7 +78,7 @@ class CorrectionProposer:
                  max_tokens: int = 384):
         self.lm, self.role = lm, role
         self.max_items, self.max_corrections, self.max_tokens = max_items, max_corrections, max_tokens
-        self.module = _module()
+        self.module = method_module("propose.j2", "optimizer.propose")
         self.skipped: list[dict[str, str]] = []
 
     def select_items(self, records: list[NodeFeedbackRecord]) -> list[NodeFeedbackRecord]:

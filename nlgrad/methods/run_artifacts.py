@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Iterator
@@ -23,7 +24,7 @@ class SavedRun:
     benchmark: Any
     program: Any
 
-    @property
+    @cached_property
     def instructions(self) -> dict[str, str]:
         return {route: route_instructions(self.program, route) for route in self.program.routes}
 
@@ -52,14 +53,6 @@ def load_saved_run(path: str | Path) -> SavedRun:
     benchmark = load_benchmark(config["benchmark"])
     program = load_program(config.get("program") or benchmark.default_program, benchmark)
     return SavedRun(path, config, benchmark, program)
-
-
-def load_results(folder: Path) -> dict[str, dict]:
-    """task id -> saved result of an evaluation folder (``results.jsonl``; {} when absent)."""
-    path = folder / "results.jsonl"
-    if not path.is_file():
-        return {}
-    return {r["task_id"]: r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if r}
 
 
 def load_traces(folder: Path) -> dict[str, Trace]:

@@ -7,6 +7,7 @@ from fake_lm import ShoutBenchmark, ShoutProgram, serve_toy
 from nlgrad.methods.aggregate import aggregate
 from nlgrad.methods.base import OptimizeConfig
 from nlgrad.optimize import run_optimize
+from nlgrad.runtime.rundir import RunDir
 
 
 def test_a_saved_nlpg_run_reads_back_and_its_aggregation_replays(settings, fake_world, monkeypatch, tmp_path):
@@ -21,7 +22,7 @@ def test_a_saved_nlpg_run_reads_back_and_its_aggregation_replays(settings, fake_
     assert same_folder == folder
     assert {c.text for c in cands} >= {"Always write the repeated text in UPPERCASE letters."}
     assert records and all(r.route == "shout.say" for r in records)
-    results = run_artifacts.load_results(folder / "rollouts")
+    results = RunDir(folder / "rollouts").load_results()
     traces = run_artifacts.load_traces(folder / "rollouts")
     assert set(results) == set(traces) and len(results) == 4
     ops, _ = aggregate(cands, min_support=2, instance_specific={"7"}, instructions=saved.instructions)
