@@ -15,6 +15,12 @@ current turn and clipped to ``history_obs_chars`` in history; history keeps at m
 drops the older half in one block when it grows past that (the prefix changes rarely). The first user message is
 always kept, since it usually holds the request.
 
+Repeat guard (the 0.5B agent otherwise repeats one tool call until the turn cap and never writes to the user): a
+tool call identical to one already made in the episode is not run again. The first time, the agent is shown a
+notice with that call's earlier result instead (no environment turn is used; at most one notice per distinct call,
+so the episode stays bounded). If it repeats the call after the notice, the program plays :data:`ASK_USER` to the
+user in its place. Both are recorded on the reply's trace node as an ``override``.
+
 ``tau2_idle_floor`` (no LM) is the do-nothing floor: it ends the episode at once, which scores exactly the tasks
 whose expected final DB is the initial one (the agent must refuse or only inform).
 """
@@ -32,6 +38,8 @@ from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
 
 ROUTE = "tau2.act"
+ASK_USER = ("I could not get further with that. Could you tell me exactly what you need, with any ids or details "
+            "you have (for example your user id, order id or reservation id)?")
 USER_ROUTE = "tau2.user"  # rendered by the user simulator; not an optimizable route of this program
 
 
@@ -45,6 +53,13 @@ def parse_turn(text: str, inputs: dict[str, Any]) -> dict[str, Any]:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def repeat_notice(action: str, earlier: str, limit: int = 600) -> str:
+    """What the agent sees instead of running a tool call it already made (``earlier``: what that call got)."""
+    return (f"Notice: you already made this tool call earlier in this conversation: {_clip(action, 200)}\n"
+            f"It returned: {_clip(earlier, limit)}\nCalling it again gives the same result, so it was not run. "
+            "Use that result: call a different tool, or write a message to the user.")
 
 
 _OTHER_SPEAKER = re.compile(r"\n\s*(?:agent|assistant|representative|customer service)\s*:", re.I)
@@ -105,7 +120,9 @@ class Tau2AgentProgram:
         step_cap = ctx.step_cap or 30
         first: list[dict[str, str]] = []
         history: list[dict[str, str]] = []
-        kinds: dict[str, int] = {"tool": 0, "message": 0, "invalid": 0}
+        kinds: dict[str, int] = {"tool": 0, "message": 0, "invalid": 0, "repeat_notices": 0, "asked_user": 0}
+        tool_results: dict[str, str] = {}  # canonical tool call -> the observation it got
+        noticed: set[str] = set()
         done = bool(info.get("done"))
         while ctx.episode is not None and not ctx.episode.done and not done:
             if ctx.steps_left == 0:  # no turn left: do not pay for a reply that cannot be played
@@ -117,6 +134,20 @@ class Tau2AgentProgram:
             kinds[parsed["kind"]] = kinds.get(parsed["kind"], 0) + 1
             raw = ctx.trace.node(reply.node).get("output") or ""
             action = format_action(parsed, raw)
+            repeated = parsed["kind"] == "tool" and action in tool_results
+            if repeated and action not in noticed:
+                noticed.add(action)
+                kinds["repeat_notices"] += 1
+                ctx.trace.update_node(reply.node, override={"chosen": None, "reason": "repeated tool call: not run, "
+                                                            "a notice with its earlier result was shown"})
+                notice = repeat_notice(action, tool_results[action], self.history_obs_chars)
+            elif repeated:
+                kinds["asked_user"] += 1
+                ctx.trace.update_node(reply.node, override={"chosen": ASK_USER,
+                                                            "reason": "tool call repeated after a notice"})
+                action, notice = ASK_USER, None
+            else:
+                notice = None
             turn = [{"role": "user", "content": _clip(obs.text, self.history_obs_chars)},
                     {"role": "assistant", "content": _clip(action or raw, 1200) or "(empty reply)"}]
             if not first:
@@ -125,11 +156,16 @@ class Tau2AgentProgram:
                 history += turn
             if len(history) > 2 * self.history_turns:  # drop the older half in one block
                 history = history[2 * (self.history_turns // 2):]
+            if notice is not None:  # no environment turn: the agent answers the notice
+                obs = Observation(text=notice, valid_actions=obs.valid_actions, info=obs.info)
+                continue
             try:
                 prev = ctx.env_step(action or raw, after=[reply])
             except StepCapReached:
                 break
             obs = prev.value.observation
+            if parsed["kind"] == "tool" and not repeated:
+                tool_results[action] = obs.text
             obs = Observation(text=_clip(obs.text, self.obs_chars), valid_actions=obs.valid_actions, info=obs.info)
         ep = ctx.episode
         return {"ended_by": obs.info.get("ended_by"), "turns": ep.steps if ep else 0, **kinds,

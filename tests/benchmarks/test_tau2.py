@@ -304,6 +304,31 @@ def test_scripted_episode_stops_at_the_step_cap(tmp_path, airline, scripted_worl
     assert r.score == 1.0  # nothing was changed, which is what task 0 expects (refuse the cancellation)
 
 
+def test_repeated_tool_call_gets_a_notice_then_the_user_is_asked(tmp_path, retail, scripted_world):
+    from programs.tau2_agent import ASK_USER
+
+    call = json.dumps(RETAIL_0["find"])
+    scripted_world["agent"] += [call, call, call, "Thanks, goodbye."]
+    scripted_world["user"] += ["Hi, I want to exchange two items.", "My order is #W2378156.", "###STOP###"]
+    result = run_tasks(tmp_path, retail, ["0"])
+    (r,) = result.results
+    assert r.error is None, r.error
+    # the call ran once; its first repeat got a notice (no environment turn), its second was replaced by a question
+    assert r.output["tool"] == 3 and r.output["repeat_notices"] == 1 and r.output["asked_user"] == 1
+    assert r.steps == 3  # tool call, ASK_USER, goodbye
+    modules = result.traces[r.task_id].nodes(kind="module")
+    assert len(modules) == 4
+    assert modules[1]["messages"][-1]["content"].startswith("Tool find_user_id_by_name_zip returned")
+    notice_turn = modules[2]["messages"][-1]["content"]
+    assert notice_turn.startswith("Notice: you already made this tool call") and "it was not run" in notice_turn
+    assert "It returned: Tool find_user_id_by_name_zip returned" in notice_turn  # the earlier result, again
+    assert modules[0].get("override") is None
+    assert modules[1]["override"]["chosen"] is None and "notice" in modules[1]["override"]["reason"]
+    assert modules[2]["override"]["chosen"] == ASK_USER
+    assert modules[3]["messages"][-1]["content"].startswith("User: My order is #W2378156.")
+    assert ASK_USER in [m["content"] for m in modules[3]["messages"] if m["role"] == "assistant"]
+
+
 def test_idle_floor_scores_exactly_the_no_change_tasks(tmp_path, airline, scripted_world):
     from nlgrad.benchmarks.tau2_db import expected_changes
 
