@@ -60,6 +60,7 @@ class TeamTWXProgram:
         obs: Observation = prev.value
         task_text = obs.info.get("task", "")
         tried: dict[str, set[str]] = defaultdict(set)
+        lowered: set[str] = set()  # as in twx_react: actions whose latest play lowered the score
         visited: list[str] = []
         history: list[dict[str, str]] = []
         last_action, plan, last_choice = "", None, None
@@ -74,7 +75,7 @@ class TeamTWXProgram:
             if room and room not in visited:
                 visited.append(room)
             state = obs.info.get("state_key", obs.text)
-            actions = rank_actions(obs.valid_actions, task_text, tried[state])
+            actions = rank_actions(obs.valid_actions, task_text, tried[state], lowered)
             if not actions:
                 break
             if plan is None or turns % self.plan_every == 0:
@@ -102,5 +103,6 @@ class TeamTWXProgram:
             except StepCapReached:
                 break
             obs, last_action = prev.value.observation, action
+            (lowered.add if prev.value.reward < 0 else lowered.discard)(action)
         return {"actions": ctx.episode.actions if ctx.episode else [], "plans": plans, "overrides": overrides,
                 "visited": visited}

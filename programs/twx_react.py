@@ -9,6 +9,9 @@ What keeps a small frozen model *in capability* is program structure, fixed befo
   action but starts with one of those verbs is played as written instead of being forced onto the closest one;
 - an action already taken in the same state is replaced by the first untried one in display order (loop breaker),
   recorded in the trace as an override;
+- an action whose latest play lowered the score (TWX ``twc``: putting an object in a wrong place, or taking it back
+  from the right one) is listed after the other untried actions in *every* state and marked, so a wrong move is
+  not retried each time the rest of the room has changed (the per-state loop breaker does not see that);
 - past steps are kept as compact (observation, action) turns, append-only and trimmed in blocks, and only the
   current turn carries the full observation and action list, so the local server's prefix cache serves most of
   each prompt (only the newest compact turn and the current turn are new tokens).
@@ -64,17 +67,20 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def rank_actions(actions: list[str], task_text: str, tried: set[str]) -> list[dict[str, Any]]:
-    """Valid actions in display order: untried first, then by overlap with the task's words, low-priority last."""
+def rank_actions(actions: list[str], task_text: str, tried: set[str],
+                 lowered: set[str] | frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """Valid actions in display order: untried first; among those, actions in ``lowered`` (their latest play lowered
+    the score) last; then low-priority kinds last, then by overlap with the task's words. An action in ``lowered``
+    carries ``"lowered": True`` (the key is absent otherwise, so prompts without such actions are unchanged)."""
     task_words = {w for w in re.findall(r"[a-z]+", task_text.lower()) if w not in _STOP}
 
     def key(item: tuple[int, str]):
         index, action = item
         overlap = len(task_words & set(re.findall(r"[a-z]+", action.lower())))
-        return (action in tried, action.startswith(LOW_PRIORITY_PREFIXES), -overlap, index)
+        return (action in tried, action in lowered, action.startswith(LOW_PRIORITY_PREFIXES), -overlap, index)
 
     ordered = sorted(enumerate(actions), key=key)
-    return [{"text": a, "tried": a in tried} for _, a in ordered]
+    return [{"text": a, "tried": a in tried, **({"lowered": True} if a in lowered else {})} for _, a in ordered]
 
 
 def free_form_action(text: str, verbs: list[str]) -> str | None:
@@ -160,6 +166,7 @@ class TWXReActProgram:
         obs: Observation = obs_out.value
         task_text = obs.info.get("task", "")
         tried: dict[str, set[str]] = defaultdict(set)
+        lowered: set[str] = set()  # actions whose latest play lowered the score (in any state)
         visited: list[str] = []
         history: list[dict[str, str]] = []
         last_action, prev = "", obs_out
@@ -170,7 +177,7 @@ class TWXReActProgram:
             if room and room not in visited:
                 visited.append(room)
             state = obs.info.get("state_key", obs.text)
-            actions = rank_actions(obs.valid_actions, task_text, tried[state])[: self.max_actions]
+            actions = rank_actions(obs.valid_actions, task_text, tried[state], lowered)[: self.max_actions]
             if not actions:
                 break
             if ctx.steps_left == 0:  # no step left: do not pay for an action that cannot be played
@@ -202,6 +209,7 @@ class TWXReActProgram:
             except StepCapReached:
                 break
             obs, last_action = prev.value.observation, action
+            (lowered.add if prev.value.reward < 0 else lowered.discard)(action)
         return {"actions": ctx.episode.actions if ctx.episode else [], "overrides": overrides, "visited": visited}
 
 

@@ -1,5 +1,6 @@
 """TextWorldExpress benchmark: deterministic disjoint splits, env episodes, metric feedback, action matching."""
 
+import re
 import shutil
 from types import SimpleNamespace
 
@@ -62,6 +63,43 @@ def test_rank_actions_puts_untried_relevant_first():
                           "Find the coin. Once you find the coin, take it.", tried={"move east"})
     assert [a["text"] for a in ranked] == ["take coin", "close door to west", "inventory", "move east"]
     assert ranked[-1]["tried"] and not ranked[0]["tried"]
+
+
+def test_rank_actions_lists_an_action_that_lowered_the_score_after_the_other_untried_ones():
+    actions = ["inventory", "put dress in bench", "put dress in washing machine", "take bra"]
+    ranked = rank_actions(actions, "Put objects in their usual places.", tried={"take bra"},
+                          lowered={"put dress in bench", "take bra"})
+    assert [a["text"] for a in ranked] == ["put dress in washing machine", "inventory", "put dress in bench",
+                                           "take bra"]
+    assert [a.get("lowered", False) for a in ranked] == [False, False, True, True]
+    assert "lowered" not in rank_actions(actions, "", tried=set())[0]  # absent unless set: prompts unchanged
+
+
+@needs_java
+def test_a_move_that_lowered_the_score_is_marked_in_later_states(make_lm, script):
+    # twc: a wrong "put X in Y" costs score; with a positional agent (always "1") the program must not keep
+    # offering it as a fresh move when the room has changed
+    script(["1"] * 30)
+    bench = load_benchmark("twx/twc")
+    result = Executor(benchmark=bench, program=load_program("twx_react", bench), lm=make_lm(), step_cap=30,
+                      progress=False, keep_traces=True).run(bench.tasks("dev", 1))
+    (r,) = result.results
+    assert r.error is None, r.error
+    trace = result.traces[r.task_id]
+    steps = [n for n in trace.nodes(kind="env") if n["route"] == "env.step"]
+    prompts = [n["messages"][-1]["content"] for n in trace.nodes(kind="module")]
+    worse = [(i, s["action"]) for i, s in enumerate(steps) if float(s["reward"]) < 0]
+    assert worse, [s["action"] for s in steps]
+    checked = 0
+    for i, action in worse:
+        listed = re.compile(rf"^\d+\. {re.escape(action)}( \(.*)?$", re.M)
+        later = [listed.search(p).group() for p in prompts[i + 1:] if listed.search(p)]
+        if later:  # the next prompt that lists it marks it
+            line = later[0]
+            assert "(lowered the score last time)" in line, line
+            checked += 1
+    assert checked
+    assert len({a for _, a in worse}) == len(worse)  # no wrong move was made twice
 
 
 def test_rank_actions_does_not_count_a_verb_the_task_uses_for_every_object():
