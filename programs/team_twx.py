@@ -17,7 +17,7 @@ from importlib.resources import files
 from typing import Any
 
 from nlgrad.errors import StepCapReached
-from nlgrad.programs.twx_react import parse_choice, pick_action, rank_actions
+from nlgrad.programs.twx_react import note_outcome, parse_choice, pick_action, rank_actions
 from nlgrad.runtime.context import Output, RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
@@ -60,7 +60,7 @@ class TeamTWXProgram:
         obs: Observation = prev.value
         task_text = obs.info.get("task", "")
         tried: dict[str, set[str]] = defaultdict(set)
-        lowered: set[str] = set()  # as in twx_react: actions whose latest play lowered the score
+        lowered: set[str] = set()  # as in twx_react: actions that would lower the score
         visited: list[str] = []
         history: list[dict[str, str]] = []
         last_action, plan, last_choice = "", None, None
@@ -103,6 +103,6 @@ class TeamTWXProgram:
             except StepCapReached:
                 break
             obs, last_action = prev.value.observation, action
-            (lowered.add if prev.value.reward < 0 else lowered.discard)(action)
+            note_outcome(lowered, action, prev.value.reward)
         return {"actions": ctx.episode.actions if ctx.episode else [], "plans": plans, "overrides": overrides,
                 "visited": visited}

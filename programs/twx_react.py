@@ -9,9 +9,11 @@ What keeps a small frozen model *in capability* is program structure, fixed befo
   action but starts with one of those verbs is played as written instead of being forced onto the closest one;
 - an action already taken in the same state is replaced by the first untried one in display order (loop breaker),
   recorded in the trace as an override;
-- an action whose latest play lowered the score (TWX ``twc``: putting an object in a wrong place, or taking it back
-  from the right one) is listed after the other untried actions in *every* state and marked, so a wrong move is
-  not retried each time the rest of the room has changed (the per-state loop breaker does not see that);
+- an action that would lower the score is listed after the other untried actions in *every* state and marked: one
+  whose latest play lowered it (TWX ``twc``: putting an object in a wrong place), so a wrong move is not retried each
+  time the rest of the room has changed (the per-state loop breaker does not see that), and ``take X`` after
+  ``put X in/on Y`` raised it (taking a placed object back out, which the positional 0.5B agent otherwise did right
+  after most correct placements);
 - past steps are kept as compact (observation, action) turns, append-only and trimmed in blocks, and only the
   current turn carries the full observation and action list, so the local server's prefix cache serves most of
   each prompt (only the newest compact turn and the current turn are new tokens).
@@ -67,11 +69,24 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+_PUT = re.compile(r"^put (.+?) (?:in|on|into) .+$")
+
+
+def note_outcome(lowering: set[str], action: str, reward: float) -> None:
+    """Update the actions that would lower the score after ``action`` got ``reward``: an action that lowered it is
+    added, one that did not is removed, and a placement that raised it adds taking the object back out."""
+    (lowering.add if reward < 0 else lowering.discard)(action)
+    placed = _PUT.match(action)
+    if placed and reward > 0:
+        lowering.add(f"take {placed.group(1)}")
+
+
 def rank_actions(actions: list[str], task_text: str, tried: set[str],
                  lowered: set[str] | frozenset[str] = frozenset()) -> list[dict[str, Any]]:
-    """Valid actions in display order: untried first; among those, actions in ``lowered`` (their latest play lowered
-    the score) last; then low-priority kinds last, then by overlap with the task's words. An action in ``lowered``
-    carries ``"lowered": True`` (the key is absent otherwise, so prompts without such actions are unchanged)."""
+    """Valid actions in display order: untried first; among those, actions in ``lowered`` (they would lower the
+    score, see :func:`note_outcome`) last; then low-priority kinds last, then by overlap with the task's words. An
+    action in ``lowered`` carries ``"lowered": True`` (the key is absent otherwise, so prompts without such actions
+    are unchanged)."""
     task_words = {w for w in re.findall(r"[a-z]+", task_text.lower()) if w not in _STOP}
 
     def key(item: tuple[int, str]):
@@ -166,7 +181,7 @@ class TWXReActProgram:
         obs: Observation = obs_out.value
         task_text = obs.info.get("task", "")
         tried: dict[str, set[str]] = defaultdict(set)
-        lowered: set[str] = set()  # actions whose latest play lowered the score (in any state)
+        lowered: set[str] = set()  # actions that would lower the score, in any state (see note_outcome)
         visited: list[str] = []
         history: list[dict[str, str]] = []
         last_action, prev = "", obs_out
@@ -209,7 +224,7 @@ class TWXReActProgram:
             except StepCapReached:
                 break
             obs, last_action = prev.value.observation, action
-            (lowered.add if prev.value.reward < 0 else lowered.discard)(action)
+            note_outcome(lowered, action, prev.value.reward)
         return {"actions": ctx.episode.actions if ctx.episode else [], "overrides": overrides, "visited": visited}
 
 

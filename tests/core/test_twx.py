@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from nlgrad.programs.twx_react import match_action, pick_action, rank_actions
+from nlgrad.programs.twx_react import match_action, note_outcome, pick_action, rank_actions
 from nlgrad.runtime.context import Output
 from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.registry import load_benchmark, load_program
@@ -96,10 +96,20 @@ def test_a_move_that_lowered_the_score_is_marked_in_later_states(make_lm, script
         later = [listed.search(p).group() for p in prompts[i + 1:] if listed.search(p)]
         if later:  # the next prompt that lists it marks it
             line = later[0]
-            assert "(lowered the score last time)" in line, line
+            assert "(would lower the score)" in line, line
             checked += 1
     assert checked
     assert len({a for _, a in worse}) == len(worse)  # no wrong move was made twice
+
+
+def test_note_outcome_tracks_moves_that_would_lower_the_score():
+    lowering: set[str] = set()
+    note_outcome(lowering, "put dress in bench", -0.25)
+    note_outcome(lowering, "put dress in washing machine", 0.25)
+    assert lowering == {"put dress in bench", "take dress"}  # taking a placed object back out costs its reward
+    note_outcome(lowering, "take dress", 0.25)  # (e.g. from a wrong place): no longer lowering
+    note_outcome(lowering, "put bra on bench", 0.0)
+    assert lowering == {"put dress in bench"}
 
 
 def test_rank_actions_does_not_count_a_verb_the_task_uses_for_every_object():
