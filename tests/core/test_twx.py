@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from nlgrad.programs.twx_react import match_action, note_outcome, pick_action, rank_actions
+from nlgrad.programs.twx_react import (is_low_priority, match_action, note_outcome, pick_action, rank_actions,
+                                       shown_actions)
 from nlgrad.runtime.context import Output
 from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.registry import load_benchmark, load_program
@@ -110,6 +111,29 @@ def test_note_outcome_tracks_moves_that_would_lower_the_score():
     note_outcome(lowering, "take dress", 0.25)  # (e.g. from a wrong place): no longer lowering
     note_outcome(lowering, "put bra on bench", 0.0)
     assert lowering == {"put dress in bench"}
+
+
+def test_rank_actions_follows_what_was_read_and_demotes_fruitless_and_consuming_moves():
+    task = "You are hungry! Let's cook a delicious meal. Check the cookbook for the recipe. Enjoy your meal!"
+    actions = ["eat meal", "eat yellow pepper", "examine knife", "open fridge", "read cookbook", "take cookbook",
+               "take knife", "take yellow pepper"]
+    before = [a["text"] for a in rank_actions(actions, task, tried=set())]
+    assert before[:3] == ["eat meal", "read cookbook", "take cookbook"]  # the task's words
+    assert before[-2:] == ["eat yellow pepper", "examine knife"]  # eating what the task does not name: low
+    recipe = "Ingredients: yellow pepper. Directions: slice the yellow pepper, prepare meal."
+    after = [a["text"] for a in rank_actions(actions, task, tried=set(), read_text=recipe,
+                                             fruitless={"take cookbook"})]
+    assert after[:2] == ["take yellow pepper", "eat meal"]  # now the recipe's words
+    assert after.index("take cookbook") > after.index("take knife")  # played before without raising the score
+    assert is_low_priority("eat yellow pepper", {"meal"}) and not is_low_priority("eat meal", {"meal"})
+
+
+def test_shown_actions_keeps_fresh_actions_and_a_short_tail_when_the_list_is_too_long():
+    ranked = rank_actions([f"examine thing {i}" for i in range(12)] + ["open fridge", "take knife", "inventory"],
+                          "cook a meal", tried={"take knife"})
+    assert shown_actions(ranked, 15) == ranked  # fits: unchanged
+    shown = [a["text"] for a in shown_actions(ranked, 10, tail=3)]
+    assert shown == ["open fridge", "examine thing 0", "examine thing 1", "examine thing 2"]
 
 
 def test_rank_actions_does_not_count_a_verb_the_task_uses_for_every_object():
