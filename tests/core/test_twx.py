@@ -210,3 +210,17 @@ def test_the_text_program_lists_actions_without_numbers():
     assert TWXReActTextProgram().act.max_tokens > TWXReActProgram().act.max_tokens
     with pytest.raises(ValueError, match="answer must be"):
         TWXReActProgram(answer="letter")
+
+
+@needs_java
+def test_the_program_alone_wins_twc_with_a_constant_reply():
+    # scripts/constant_agent.py: the agent always answers "1"; the ranking (untried first, moves that would lower the
+    # score last, fruitless moves after fresh ones) and the loop breaker must still put both objects away
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "constant_agent.py"
+    out = subprocess.run([sys.executable, str(script), "--benchmark", "twx/twc", "--n", "3", "--replies", "1"],
+                         capture_output=True, text=True, timeout=300, check=True).stdout
+    assert "twx/twc reply='1' n=3 mean=1.000 wins=3 errors=0" in out, out
