@@ -22,7 +22,9 @@ far too many for a 0.5B model's prompt. ``Observation.valid_actions`` is a bound
 ``select_actions``): travel (``go to`` neighbouring rooms, teleport to the room the task names or to unvisited
 rooms), ``focus on``/``pick up``/``open``/``activate``/``read`` an object, ``move``/``use`` of or onto something
 the task names or the agent holds, and ``wait1``, each kind under a quota, scored by overlap with the task's words;
-a ``focus on`` an object that shares no word with the task is listed after every other kind (``UNRELATED_FOCUS``).
+a ``focus on`` an object that shares no word with the task is listed after every other kind (``UNRELATED_FOCUS``);
+words that only name the destination ("move it to the red box") or any object ("the substance") do not count for
+a ``focus on``, and neither does a thing the task names as a *later* focus (the substance before the thermometer).
 The observation text is the game's message plus the room description and the inventory (a move only says "You move
 to the kitchen."). Any other text is still played: ScienceWorld parses free text itself, and ``info["free_text_verbs"]``
 lists its verbs for programs that pass free-form replies through (``twx_react`` does). An ambiguous request is
@@ -72,6 +74,29 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
 
 
+_DESTINATION = re.compile(r"\b(?:move|place|put) it (?:to|in|into|on) (?:the |a )?([a-z ]+?)(?=\.|,| in the |$)")
+
+
+def destination_words(task_text: str) -> set[str]:
+    """Words that name only where the task's object must end up ("move it to the red box": red, box). Focusing on
+    the destination is never the task's focus, though it shares words with the task."""
+    lower = task_text.lower()
+    named = set().union(*[_words(m) for m in _DESTINATION.findall(lower)] or [set()])
+    rest = _DESTINATION.sub(" ", lower)
+    return named - _words(rest)
+
+
+_FOCUS_TARGET = re.compile(r"\bfocus on (?:the |a |an )?([a-z0-9 ()]+?)(?=\.|,|$)")
+# Words a task uses for whatever its object is ("focus on the substance"): they name no particular object.
+_GENERIC = {"substance", "thing", "object"}
+
+
+def focus_targets(task_text: str) -> list[set[str]]:
+    """The words of each thing the task says to focus on, in order ("First, focus on the thermometer. Next, focus
+    on the unknown substance B." -> [{thermometer}, {unknown, b}]); generic words such as "substance" dropped."""
+    return [_words(m) - _GENERIC for m in _FOCUS_TARGET.findall(task_text.lower())]
+
+
 def _parse(action: str) -> tuple[str, str, str]:
     """'move apple in bowl to red box' -> ('move ', 'apple in bowl', 'red box'); unknown verbs -> (action, '', '')."""
     for verb in _VERBS:
@@ -97,7 +122,7 @@ def _held(inventory: str) -> set[str]:
 
 
 def select_actions(valid: list[str], task_text: str, room: str, visited: list[str], look: str = "",
-                   inventory: str = "", limit: int = MAX_ACTIONS) -> list[str]:
+                   inventory: str = "", limit: int = MAX_ACTIONS, focused: int = 0) -> list[str]:
     """A bounded, useful subset of ScienceWorld's valid actions (see the module docstring), best first.
 
     Each kind of action has a quota (``QUOTAS``) filled by its best-scored candidates, so no single kind (there are
@@ -120,8 +145,12 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
     def held(obj: str) -> bool:  # referents drop trailing letters: 'unknown substance' for 'unknown substance b'
         return obj.endswith(" in inventory") or any(h == obj or h.startswith(obj + " ") for h in holding)
 
-    def relevance(obj: str) -> float:
-        rel = 3.0 * len(task_words & _words(obj))
+    focus_words = task_words - destination_words(task_text) - _GENERIC
+    targets = focus_targets(task_text)
+    later_targets = set().union(*targets[focused + 1:]) - set().union(*targets[: focused + 1]) if targets else set()
+
+    def relevance(obj: str, words: set[str] = task_words) -> float:
+        rel = 3.0 * len(words & _words(obj))
         if (" in " in obj and not obj.endswith(" in inventory")) or "containing" in obj:
             rel -= 1.0  # nested objects: reachable, but rarely the first thing to try
         return rel
@@ -138,9 +167,10 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
         elif verb in ("focus on ", "pick up ", "open ", "activate ", "read "):
             if excluded(obj) or (verb == "pick up " and held(obj)):
                 continue
-            score = relevance(obj)
-            if verb == "focus on " and score <= 0:
+            score = relevance(obj, focus_words if verb == "focus on " else task_words)
+            if verb == "focus on " and (score <= 0 or _words(obj) & later_targets):
                 score = UNRELATED_FOCUS  # irreversible: never listed above safer actions unless the task names it
+                # (and names it as the next thing to focus on: the thermometer before the substance)
         elif verb in ("move ", "use "):
             if excluded(obj) or excluded(target) or obj == target or (verb == "use " and not held(obj)):
                 continue
@@ -200,6 +230,7 @@ class ScienceWorldEnvironment:
             raise BenchmarkError(f"could not start ScienceWorld (is Java installed?): {exc}") from None
         self.task_description = ""
         self.visited: list[str] = []
+        self.focused = 0
         self.verbs: list[str] = []  # the simulator's action verbs, known once a task is loaded
         self._last: Observation | None = None
 
@@ -216,7 +247,7 @@ class ScienceWorldEnvironment:
         if inventory and "nothing" not in inventory.splitlines()[-1]:
             text += f"\n\n{inventory}"
         actions = select_actions(list(infos.get("valid", [])), self.task_description, room, self.visited, look,
-                                 inventory, self.max_actions)
+                                 inventory, self.max_actions, self.focused)
         return Observation(
             text=text, valid_actions=actions,
             info={"look": look, "inventory": inventory, "room": room, "state_key": f"{look}\n{inventory}",
@@ -233,6 +264,7 @@ class ScienceWorldEnvironment:
         obs, infos = self._env.reset()
         self.task_description = " ".join(infos.get("taskDesc", "").replace("Task Description:", "").split())
         self.visited = []
+        self.focused = 0  # how many "focus on" actions the simulator accepted
         self._last = self._observation(obs, infos)
         return self._last
 
@@ -253,6 +285,8 @@ class ScienceWorldEnvironment:
                        + ". Nothing happened; name the object more exactly (e.g. 'apple in bowl').")
         raw = int(infos.get("score", 0))
         failure = raw < 0
+        if action.startswith("focus on ") and message.lower().startswith("you focus on"):
+            self.focused += 1
         success = bool(done) and raw >= 100
         self._last = self._observation(message, infos)
         return StepResult(observation=self._last, reward=float(reward), done=bool(done or failure or success),
@@ -273,6 +307,7 @@ class ScienceWorldBenchmark:
     default_program = "twx_react"
     default_step_cap = 30
     max_actions = MAX_ACTIONS  # read by twx_react: show the whole bounded list
+    actions_ranked = True  # read by twx_react: keep select_actions' order (no second ranking by task words)
 
     def __init__(self, task: str | None = "find-living-thing", simplifications: str = SIMPLIFICATIONS):
         task = task or "find-living-thing"

@@ -102,10 +102,11 @@ def note_outcome(lowering: set[str], action: str, reward: float) -> None:
 
 def rank_actions(actions: list[str], task_text: str, tried: set[str],
                  lowered: set[str] | frozenset[str] = frozenset(), read_text: str = "",
-                 fruitless: set[str] | frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+                 fruitless: set[str] | frozenset[str] = frozenset(), match_words: bool = True) -> list[dict[str, Any]]:
     """Valid actions in display order: untried first; among those, actions in ``lowered`` (they would lower the
     score, see :func:`note_outcome`) last; then low-priority kinds last (:func:`is_low_priority`), then by overlap
     with the words of ``read_text`` (what the agent read: a recipe, more specific than the task) or else of the task.
+    ``match_words=False`` keeps the given order instead of the word overlap (the environment ranked the list).
     An action in ``lowered`` carries ``"lowered": True`` (the key is absent otherwise, so prompts without such
     actions are unchanged)."""
     task_words = _words(task_text)
@@ -113,7 +114,7 @@ def rank_actions(actions: list[str], task_text: str, tried: set[str],
 
     def key(item: tuple[int, str]):
         index, action = item
-        overlap = len(goal_words & set(re.findall(r"[a-z]+", action.lower())))
+        overlap = len(goal_words & set(re.findall(r"[a-z]+", action.lower()))) if match_words else 0
         return (action in tried, action in lowered, is_low_priority(action, task_words), action in fruitless,
                 -overlap, index)
 
@@ -204,6 +205,8 @@ class TWXReActProgram:
         # A benchmark whose environment already bounds its action list (sciworld) says how many to show.
         self.max_actions = max_actions if max_actions is not None else getattr(benchmark, "max_actions", 15)
         self.loop_breaker = loop_breaker
+        # A benchmark whose environment already ranks its list by relevance (sciworld) keeps that order.
+        self.match_words = not getattr(benchmark, "actions_ranked", False)
         self.history_obs_chars = history_obs_chars
         template = files("nlgrad.programs").joinpath("templates/twx_act.j2").read_text(encoding="utf-8")
         self.answer_text = answer == "text"
@@ -232,7 +235,8 @@ class TWXReActProgram:
             if room and room not in visited:
                 visited.append(room)
             state = obs.info.get("state_key", obs.text)
-            ranked = rank_actions(obs.valid_actions, task_text, tried[state], lowered, read_text, fruitless)
+            ranked = rank_actions(obs.valid_actions, task_text, tried[state], lowered, read_text, fruitless,
+                                  self.match_words)
             actions = shown_actions(ranked, self.max_actions)
             if not actions:
                 break

@@ -11,7 +11,8 @@ import shutil
 
 import pytest
 
-from nlgrad.benchmarks.sciworld import FOLDS, MAX_ACTIONS, ScienceWorldBenchmark, select_actions
+from nlgrad.benchmarks.sciworld import (FOLDS, MAX_ACTIONS, ScienceWorldBenchmark, destination_words, focus_targets,
+                                        select_actions)
 from nlgrad.errors import BenchmarkError
 from nlgrad.programs.twx_react import free_form_action, parse_choice
 from nlgrad.runtime.executor import Executor
@@ -111,6 +112,23 @@ def test_a_focus_the_task_does_not_name_is_listed_after_every_other_kind():
     task = "Your task is to melt ice cream. First, focus on the substance."
     assert select_actions(valid, task, "workshop", ["workshop"]) == [
         "focus on ice cream", "go to hallway", "teleport to kitchen", "pick up axe", "focus on axe", "wait1"]
+
+
+def test_a_focus_on_the_destination_a_generic_word_or_a_later_target_is_listed_last():
+    living = "Your task is to find a(n) living thing. First, focus on the thing. Then, move it to the red box in the kitchen."
+    valid = ["focus on red box", "focus on bee", "go to hallway", "wait1"]
+    assert destination_words(living) == {"red", "box"}
+    assert select_actions(valid, living, "kitchen", [])[-2:] == ["focus on red box", "wait1"]
+    melt = "Your task is to melt ice cream. First, focus on the substance. Then, take actions."
+    assert select_actions(["focus on substance in toilet", "go to hallway", "wait1"], melt, "bathroom", []) == [
+        "go to hallway", "focus on substance in toilet", "wait1"]
+    thermo = ("Your task is to measure the temperature of unknown substance B. First, focus on the thermometer. "
+              "Next, focus on the unknown substance B. If it is above 50.0 degrees, place it in the green box.")
+    assert focus_targets(thermo) == [{"thermometer"}, {"unknown", "b"}]
+    valid = ["focus on thermometer", "focus on unknown substance b", "go to hallway", "wait1"]
+    assert select_actions(valid, thermo, "bathroom", [])[0] == "focus on thermometer"
+    assert select_actions(valid, thermo, "bathroom", [])[-2] == "focus on unknown substance b"  # not yet
+    assert select_actions(valid, thermo, "bathroom", [], focused=1)[0] == "focus on unknown substance b"
 
 
 # --------------------------------------------------------------------------------------------------- the metric
