@@ -115,7 +115,8 @@ def test_a_focus_the_task_does_not_name_is_listed_after_every_other_kind():
 
 
 def test_a_focus_on_the_destination_a_generic_word_or_a_later_target_is_listed_last():
-    living = "Your task is to find a(n) living thing. First, focus on the thing. Then, move it to the red box in the kitchen."
+    living = ("Your task is to find a(n) living thing. First, focus on the thing. Then, move it to the red box in the "
+              "kitchen.")
     valid = ["focus on red box", "focus on bee", "go to hallway", "wait1"]
     assert destination_words(living) == {"red", "box"}
     assert select_actions(valid, living, "kitchen", [])[-2:] == ["focus on red box", "wait1"]
