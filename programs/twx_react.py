@@ -10,8 +10,9 @@ What keeps a small frozen model *in capability* is program structure, fixed befo
 - an action already taken in the same state is replaced by the first untried one in display order (loop breaker),
   recorded in the trace as an override;
 - where the game offers more actions than ``max_actions`` (TWX ``cooking``: 20-35), the list keeps the untried
-  actions of useful kinds and at most ``tail`` others (tried, low-priority such as ``examine``), instead of filling
-  its end with ``examine ...`` (the 0.5B agent picked the last two of 15 positions in 96-98% of its cooking steps);
+  actions of useful kinds (and no others unless none is left: tried, low-priority such as ``examine``), instead of
+  filling its end with ``examine ...`` (the 0.5B agent picked the last two of 15 positions in 96-98% of its cooking
+  steps, and position 10, the first of a 3-action tail, when the list kept one);
 - once the agent has read something (the observation after a ``read ...`` action: TWX's cookbook), the ranking
   matches actions against what it read instead of the task, so the recipe's ingredients and steps come first (and
   the cookbook itself no longer does); eating or drinking an object the task does not name is low priority;
@@ -122,9 +123,10 @@ def rank_actions(actions: list[str], task_text: str, tried: set[str],
     return [{"text": a, "tried": a in tried, **({"lowered": True} if a in lowered else {})} for _, a in ordered]
 
 
-def shown_actions(ranked: list[dict[str, Any]], max_actions: int, tail: int = 3) -> list[dict[str, Any]]:
+def shown_actions(ranked: list[dict[str, Any]], max_actions: int, tail: int = 0) -> list[dict[str, Any]]:
     """The ranked actions to list: all of them when they fit in ``max_actions``; otherwise the fresh ones (untried,
-    not lowering the score, not low-priority) first, then at most ``tail`` others, in ranked order."""
+    not lowering the score, not low-priority) first, then at most ``tail`` others, in ranked order (the best
+    ``max_actions`` others when nothing is fresh)."""
     if len(ranked) <= max_actions:
         return ranked
 
@@ -132,7 +134,8 @@ def shown_actions(ranked: list[dict[str, Any]], max_actions: int, tail: int = 3)
         return not (action["tried"] or action.get("lowered") or action["text"].startswith(LOW_PRIORITY_PREFIXES))
 
     keep = [a for a in ranked if fresh(a)][:max_actions]
-    others = [a for a in ranked if not fresh(a)][: max(0, min(tail, max_actions - len(keep)))]
+    room = min(tail, max_actions - len(keep)) if keep else max_actions  # nothing fresh: the best of the rest
+    others = [a for a in ranked if not fresh(a)][: max(0, room)]
     kept = {id(a) for a in keep + others}
     return [a for a in ranked if id(a) in kept]
 

@@ -134,6 +134,9 @@ def test_shown_actions_keeps_fresh_actions_and_a_short_tail_when_the_list_is_too
     assert shown_actions(ranked, 15) == ranked  # fits: unchanged
     shown = [a["text"] for a in shown_actions(ranked, 10, tail=3)]
     assert shown == ["open fridge", "examine thing 0", "examine thing 1", "examine thing 2"]
+    assert [a["text"] for a in shown_actions(ranked, 10)] == ["open fridge"]  # default: fresh ones only
+    stale = rank_actions([f"examine thing {i}" for i in range(12)], "cook a meal", tried={"examine thing 0"})
+    assert [a["text"] for a in shown_actions(stale, 10)] == [f"examine thing {i}" for i in range(1, 11)]
 
 
 def test_rank_actions_does_not_count_a_verb_the_task_uses_for_every_object():
