@@ -15,7 +15,7 @@ What keeps a small frozen model *in capability* is program structure, fixed befo
   steps, and position 10, the first of a 3-action tail, when the list kept one);
 - once the agent has read something (the observation after a ``read ...`` action: TWX's cookbook), the ranking
   matches actions against what it read instead of the task, so the recipe's ingredients and steps come first (and
-  the cookbook itself no longer does); eating or drinking an object the task does not name is low priority;
+  the cookbook itself no longer does); eating or drinking an object the task does not name is not listed;
 - an action that would lower the score is listed after the other untried actions in *every* state and marked: one
   whose latest play lowered it (TWX ``twc``: putting an object in a wrong place), so a wrong move is not retried each
   time the rest of the room has changed (the per-state loop breaker does not see that), and ``take X`` after
@@ -78,10 +78,14 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z]+", text.lower()) if w not in _STOP}
 
 
-def is_low_priority(action: str, task_words: set[str]) -> bool:
-    if action.startswith(LOW_PRIORITY_PREFIXES):
-        return True
+def consumes_unnamed(action: str, task_words: set[str]) -> bool:
+    """Eating or drinking an object the task does not name: never listed (the 0.5B agent picks the last positions
+    on cooking, where a low-priority ``eat red apple`` ended 2 of the first 7 dev games)."""
     return action.startswith(CONSUME_PREFIXES) and not (_words(action.split(" ", 1)[-1]) & task_words)
+
+
+def is_low_priority(action: str, task_words: set[str]) -> bool:
+    return action.startswith(LOW_PRIORITY_PREFIXES) or consumes_unnamed(action, task_words)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -104,9 +108,10 @@ def note_outcome(lowering: set[str], action: str, reward: float) -> None:
 def rank_actions(actions: list[str], task_text: str, tried: set[str],
                  lowered: set[str] | frozenset[str] = frozenset(), read_text: str = "",
                  fruitless: set[str] | frozenset[str] = frozenset(), match_words: bool = True) -> list[dict[str, Any]]:
-    """Valid actions in display order: untried first; among those, actions in ``lowered`` (they would lower the
-    score, see :func:`note_outcome`) last; then low-priority kinds last (:func:`is_low_priority`), then by overlap
-    with the words of ``read_text`` (what the agent read: a recipe, more specific than the task) or else of the task.
+    """Valid actions (less the unsafe ones, :func:`consumes_unnamed`) in display order: untried first; among those,
+    actions in ``lowered`` (they would lower the score, see :func:`note_outcome`) last; then low-priority kinds last
+    (:func:`is_low_priority`), then those in ``fruitless``, then by overlap with the words of ``read_text`` (what the
+    agent read: a recipe, more specific than the task) or else of the task.
     ``match_words=False`` keeps the given order instead of the word overlap (the environment ranked the list).
     An action in ``lowered`` carries ``"lowered": True`` (the key is absent otherwise, so prompts without such
     actions are unchanged)."""
@@ -119,7 +124,8 @@ def rank_actions(actions: list[str], task_text: str, tried: set[str],
         return (action in tried, action in lowered, is_low_priority(action, task_words), action in fruitless,
                 -overlap, index)
 
-    ordered = sorted(enumerate(actions), key=key)
+    safe = [a for a in actions if not consumes_unnamed(a, task_words)] or actions
+    ordered = sorted(enumerate(safe), key=key)
     return [{"text": a, "tried": a in tried, **({"lowered": True} if a in lowered else {})} for _, a in ordered]
 
 

@@ -119,7 +119,7 @@ def test_rank_actions_follows_what_was_read_and_demotes_fruitless_and_consuming_
                "take knife", "take yellow pepper"]
     before = [a["text"] for a in rank_actions(actions, task, tried=set())]
     assert before[:3] == ["eat meal", "read cookbook", "take cookbook"]  # the task's words
-    assert before[-2:] == ["eat yellow pepper", "examine knife"]  # eating what the task does not name: low
+    assert "eat yellow pepper" not in before and before[-1] == "examine knife"  # eating what the task does not name
     recipe = "Ingredients: yellow pepper. Directions: slice the yellow pepper, prepare meal."
     after = [a["text"] for a in rank_actions(actions, task, tried=set(), read_text=recipe,
                                              fruitless={"take cookbook"})]
