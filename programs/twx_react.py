@@ -69,8 +69,8 @@ _STOP = {"the", "a", "an", "to", "and", "it", "is", "your", "task", "of", "in", 
          "that", "this", "then", "find", "search", "environment", "take", "focus"}
 # Actions that rarely move an episode forward; shown last (they stay available).
 LOW_PRIORITY_PREFIXES = ("close ", "inventory", "look around", "examine ")
-# Consuming an object is irreversible (TWX cooking: eating an ingredient ends the game): low priority unless the task
-# itself names the object ("enjoy your meal" -> "eat meal").
+# Consuming an object is irreversible (TWX cooking: eating an ingredient ends the game): not listed unless the task
+# itself names the object ("enjoy your meal" -> "eat meal"; see consumes_unnamed).
 CONSUME_PREFIXES = ("eat ", "drink ")
 
 
@@ -82,10 +82,6 @@ def consumes_unnamed(action: str, task_words: set[str]) -> bool:
     """Eating or drinking an object the task does not name: never listed (the 0.5B agent picks the last positions
     on cooking, where a low-priority ``eat red apple`` ended 2 of the first 7 dev games)."""
     return action.startswith(CONSUME_PREFIXES) and not (_words(action.split(" ", 1)[-1]) & task_words)
-
-
-def is_low_priority(action: str, task_words: set[str]) -> bool:
-    return action.startswith(LOW_PRIORITY_PREFIXES) or consumes_unnamed(action, task_words)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -110,7 +106,7 @@ def rank_actions(actions: list[str], task_text: str, tried: set[str],
                  fruitless: set[str] | frozenset[str] = frozenset(), match_words: bool = True) -> list[dict[str, Any]]:
     """Valid actions (less the unsafe ones, :func:`consumes_unnamed`) in display order: untried first; among those,
     actions in ``lowered`` (they would lower the score, see :func:`note_outcome`) last; then low-priority kinds last
-    (:func:`is_low_priority`), then those in ``fruitless``, then by overlap with the words of ``read_text`` (what the
+    (``LOW_PRIORITY_PREFIXES``), then those in ``fruitless``, then by overlap with the words of ``read_text`` (what the
     agent read: a recipe, more specific than the task) or else of the task.
     ``match_words=False`` keeps the given order instead of the word overlap (the environment ranked the list).
     An action in ``lowered`` carries ``"lowered": True`` (the key is absent otherwise, so prompts without such
@@ -121,7 +117,7 @@ def rank_actions(actions: list[str], task_text: str, tried: set[str],
     def key(item: tuple[int, str]):
         index, action = item
         overlap = len(goal_words & set(re.findall(r"[a-z]+", action.lower()))) if match_words else 0
-        return (action in tried, action in lowered, is_low_priority(action, task_words), action in fruitless,
+        return (action in tried, action in lowered, action.startswith(LOW_PRIORITY_PREFIXES), action in fruitless,
                 -overlap, index)
 
     safe = [a for a in actions if not consumes_unnamed(a, task_words)] or actions

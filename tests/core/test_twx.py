@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from nlgrad.programs.twx_react import (is_low_priority, match_action, note_outcome, pick_action, rank_actions,
+from nlgrad.programs.twx_react import (consumes_unnamed, match_action, note_outcome, pick_action, rank_actions,
                                        shown_actions)
 from nlgrad.runtime.context import Output
 from nlgrad.runtime.executor import Executor
@@ -125,7 +125,7 @@ def test_rank_actions_follows_what_was_read_and_demotes_fruitless_and_consuming_
                                              fruitless={"take cookbook"})]
     assert after[:2] == ["take yellow pepper", "eat meal"]  # now the recipe's words
     assert after.index("take cookbook") > after.index("take knife")  # played before without raising the score
-    assert is_low_priority("eat yellow pepper", {"meal"}) and not is_low_priority("eat meal", {"meal"})
+    assert consumes_unnamed("eat yellow pepper", {"meal"}) and not consumes_unnamed("eat meal", {"meal"})
 
 
 def test_shown_actions_keeps_fresh_actions_and_a_short_tail_when_the_list_is_too_long():
