@@ -97,6 +97,8 @@ class TextWorldExpressBenchmark:
         self.game = game
         self.params = GAME_PARAMS[game] if params is None else params
         self.id = f"twx/{game}"
+        # What the agent reads poses a math problem (``twx_react`` then solves it with an LM module and a calculator).
+        self.math_problems = game == "arithmetic"
 
     @property
     def human_policy(self) -> Path:

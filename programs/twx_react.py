@@ -16,6 +16,13 @@ What keeps a small frozen model *in capability* is program structure, fixed befo
 - once the agent has read something (the observation after a ``read ...`` action: TWX's cookbook), the ranking
   matches actions against what it read instead of the task, so the recipe's ingredients and steps come first (and
   the cookbook itself no longer does); eating or drinking an object the task does not name is not listed;
+- reading comes first: until the agent has read something, an untried ``read ...`` action ranks before the other
+  untried actions (reading costs nothing and tells the agent what to do: TWX ``arithmetic`` hides its task in a math
+  problem, which scores half the game when read, and the 0.5B agent put the unread problem into the answer box);
+- where the benchmark says that what is read poses math problems (``math_problems``: TWX ``arithmetic``), a second
+  module (``twx.solve``) writes the problem as an arithmetic expression and a calculator tool evaluates it: the prompt
+  then shows ``Calculator: 22 + 23 = 45`` and actions naming the result (``take 45 olives``) rank first (the 0.5B
+  model translates words into an expression reliably, but not sums, and its numbered replies are positional);
 - an action that would lower the score is listed after the other untried actions in *every* state and marked: one
   whose latest play lowered it (TWX ``twc``: putting an object in a wrong place), so a wrong move is not retried each
   time the rest of the room has changed (the per-state loop breaker does not see that), and ``take X`` after
@@ -35,12 +42,15 @@ from importlib.resources import files
 from typing import Any
 
 from nlgrad.errors import StepCapReached
+from nlgrad.programs.calculator import calculate, extract_expression
 from nlgrad.runtime.context import Output, RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
 
 ROUTE = "twx.act"
+SOLVE_ROUTE = "twx.solve"
 _NUMBER = re.compile(r"\d+")
+_QUANTITY = re.compile(r"\d+(?:\.\d+)?")
 
 
 def _closest(reply: str, lowered: list[str]) -> tuple[int | None, str]:
@@ -103,11 +113,14 @@ def note_outcome(lowering: set[str], action: str, reward: float) -> None:
 
 def rank_actions(actions: list[str], task_text: str, tried: set[str],
                  lowered: set[str] | frozenset[str] = frozenset(), read_text: str = "",
-                 fruitless: set[str] | frozenset[str] = frozenset(), match_words: bool = True) -> list[dict[str, Any]]:
+                 fruitless: set[str] | frozenset[str] = frozenset(), match_words: bool = True,
+                 answer: str = "") -> list[dict[str, Any]]:
     """Valid actions (less the unsafe ones, :func:`consumes_unnamed`) in display order: untried first; among those,
     actions in ``lowered`` (they would lower the score, see :func:`note_outcome`) last; then low-priority kinds last
-    (``LOW_PRIORITY_PREFIXES``), then those in ``fruitless``, then by overlap with the words of ``read_text`` (what the
-    agent read: a recipe, more specific than the task) or else of the task.
+    (``LOW_PRIORITY_PREFIXES``); then actions naming the number ``answer`` (a calculator's result) first, then
+    ``read ...`` actions (with ``match_words``, until ``read_text`` is set), then those in ``fruitless`` last, then
+    by overlap with the words of ``read_text`` (what the agent read: a recipe, more specific than the task) or else
+    of the task.
     ``match_words=False`` keeps the given order instead of the word overlap (the environment ranked the list).
     An action in ``lowered`` carries ``"lowered": True`` (the key is absent otherwise, so prompts without such
     actions are unchanged)."""
@@ -117,8 +130,10 @@ def rank_actions(actions: list[str], task_text: str, tried: set[str],
     def key(item: tuple[int, str]):
         index, action = item
         overlap = len(goal_words & set(re.findall(r"[a-z]+", action.lower()))) if match_words else 0
-        return (action in tried, action in lowered, action.startswith(LOW_PRIORITY_PREFIXES), action in fruitless,
-                -overlap, index)
+        names_answer = bool(answer) and answer in _QUANTITY.findall(action)
+        reads = match_words and not read_text and action.startswith("read ")  # until something has been read
+        return (action in tried, action in lowered, action.startswith(LOW_PRIORITY_PREFIXES), not names_answer,
+                not reads, action in fruitless, -overlap, index)
 
     safe = [a for a in actions if not consumes_unnamed(a, task_words)] or actions
     ordered = sorted(enumerate(safe), key=key)
@@ -164,6 +179,18 @@ def match_action_text(text: str, actions: list[str]) -> tuple[int | None, str]:
     if reply.isdigit() and 1 <= int(reply) <= len(actions):
         return int(reply) - 1, "number"
     return _closest(reply, lowered)
+
+
+def math_problem(text: str) -> str:
+    """The sentences of ``text`` that carry numbers, when it has two or more numbers (a math problem); else ''."""
+    if len(_QUANTITY.findall(text)) < 2:
+        return ""
+    sentences = re.split(r"(?<=[.!?:])\s+(?=[A-Z])|\n", " ".join(text.split(" ")))
+    return " ".join(s.strip() for s in sentences if _QUANTITY.search(s))
+
+
+def parse_expression(text: str, inputs: dict[str, Any]) -> str:  # noqa: ARG001 - parser signature
+    return extract_expression(text)
 
 
 def parse_choice(text: str, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -217,10 +244,29 @@ class TWXReActProgram:
         self.answer_text = answer == "text"
         self.act = Module(route=ROUTE, template=template, role="agent", parser=parse_choice,
                           max_tokens=24 if self.answer_text else 6, stop=["\n"], template_name="twx_act.j2")
+        # A benchmark whose readable things pose math problems (twx/arithmetic) gets the solve module and calculator.
+        self.solves_math = bool(getattr(benchmark, "math_problems", False))
+        solve_template = files("nlgrad.programs").joinpath("templates/twx_solve.j2").read_text(encoding="utf-8")
+        self.solve = Module(route=SOLVE_ROUTE, template=solve_template, role="agent", parser=parse_expression,
+                            max_tokens=32, template_name="twx_solve.j2")
 
     @property
     def routes(self) -> list[str]:
-        return [ROUTE]
+        return [ROUTE, SOLVE_ROUTE] if self.solves_math else [ROUTE]
+
+    def solve_problem(self, ctx: RunContext, text: str, after: Output) -> tuple[str, str] | None:
+        """``(calculation, answer)`` for the math problem in ``text`` (the solve module writes the expression, the
+        calculator tool evaluates it), or None when there is none or the expression does not evaluate (the error is
+        on the tool's trace node)."""
+        problem = math_problem(text)
+        if not problem:
+            return None
+        expression = ctx.call(self.solve, after=[after], problem=problem)
+        try:
+            result = ctx.tool("calculator", calculate, after=[expression], expression=expression)
+        except ValueError:
+            return None
+        return f"{expression.value} = {result.value}", result.value
 
     def run(self, task: Task, ctx: RunContext) -> dict[str, Any]:
         obs_out = ctx.env_reset()
@@ -230,6 +276,7 @@ class TWXReActProgram:
         lowered: set[str] = set()  # actions that would lower the score, in any state (see note_outcome)
         fruitless: set[str] = set()  # actions played (in any state) without raising the score
         read_text = ""  # what the latest "read ..." action showed (a recipe): ranks the actions it names first
+        calculation, answer = "", ""  # the latest math problem read, solved (see solve_problem)
         visited: list[str] = []
         history: list[dict[str, str]] = []
         last_action, prev = "", obs_out
@@ -241,7 +288,7 @@ class TWXReActProgram:
                 visited.append(room)
             state = obs.info.get("state_key", obs.text)
             ranked = rank_actions(obs.valid_actions, task_text, tried[state], lowered, read_text, fruitless,
-                                  self.match_words)
+                                  self.match_words, answer)
             actions = shown_actions(ranked, self.max_actions)
             if not actions:
                 break
@@ -253,6 +300,8 @@ class TWXReActProgram:
                       "step_cap": step_cap, "actions": actions}
             if self.answer_text:  # only then: the numbered prompt and its cache keys are unchanged
                 inputs["answer_text"] = True
+            if calculation:  # only then: prompts without a calculation and their cache keys are unchanged
+                inputs["calculation"] = calculation
             if obs.info.get("free_text_verbs"):  # only then: other environments' prompts and cache keys are unchanged
                 inputs["free_verbs"] = list(obs.info["free_text_verbs"])
             choice = ctx.call(self.act, after=[prev], history=list(history), **inputs)
@@ -278,7 +327,10 @@ class TWXReActProgram:
             (fruitless.add if prev.value.reward <= 0 else fruitless.discard)(action)
             if action.startswith("read "):
                 read_text = obs.text
-        return {"actions": ctx.episode.actions if ctx.episode else [], "overrides": overrides, "visited": visited}
+                solved = self.solve_problem(ctx, read_text, prev) if self.solves_math else None
+                calculation, answer = solved or (calculation, answer)
+        return {"actions": ctx.episode.actions if ctx.episode else [], "overrides": overrides, "visited": visited,
+                **({"calculation": calculation} if self.solves_math else {})}
 
 
 class TWXReActTextProgram(TWXReActProgram):

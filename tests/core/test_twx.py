@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from nlgrad.programs.twx_react import (consumes_unnamed, match_action, note_outcome, pick_action, rank_actions,
-                                       shown_actions)
+from nlgrad.programs.twx_react import (consumes_unnamed, match_action, math_problem, note_outcome, pick_action,
+                                       rank_actions, shown_actions)
 from nlgrad.runtime.context import Output
 from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.registry import load_benchmark, load_program
@@ -118,7 +118,7 @@ def test_rank_actions_follows_what_was_read_and_demotes_fruitless_and_consuming_
     actions = ["eat meal", "eat yellow pepper", "examine knife", "open fridge", "read cookbook", "take cookbook",
                "take knife", "take yellow pepper"]
     before = [a["text"] for a in rank_actions(actions, task, tried=set())]
-    assert before[:3] == ["eat meal", "read cookbook", "take cookbook"]  # the task's words
+    assert before[:3] == ["read cookbook", "eat meal", "take cookbook"]  # reading first, then the task's words
     assert "eat yellow pepper" not in before and before[-1] == "examine knife"  # eating what the task does not name
     recipe = "Ingredients: yellow pepper. Directions: slice the yellow pepper, prepare meal."
     after = [a["text"] for a in rank_actions(actions, task, tried=set(), read_text=recipe,
@@ -227,3 +227,63 @@ def test_the_program_alone_wins_twc_with_a_constant_reply():
     out = subprocess.run([sys.executable, str(script), "--benchmark", "twx/twc", "--n", "3", "--replies", "1"],
                          capture_output=True, text=True, timeout=300, check=True).stdout
     assert "twx/twc reply='1' n=3 mean=1.000 wins=3 errors=0" in out, out
+
+
+def test_rank_actions_reads_first_and_then_puts_the_calculated_answer_first():
+    actions = ["put math problem in box", "read math problem", "take 3 pears", "take 31 watermelons",
+               "take 7 brocollis"]
+    task = "Solve the math problem. Then, pick up the item with the same quantity as the answer, place it in the box."
+    assert [a["text"] for a in rank_actions(actions, task, tried=set())][0] == "read math problem"
+    solved = [a["text"] for a in rank_actions(actions, task, tried={"read math problem"}, answer="3")]
+    assert solved[0] == "take 3 pears"  # "3" as a number, not the 3 inside "31"
+    assert solved[-1] == "read math problem"  # tried
+    sciworld = [a["text"] for a in rank_actions(actions, task, tried=set(), match_words=False)]
+    assert sciworld == actions  # an environment-ranked list keeps its order (no read-first)
+
+
+def test_math_problem_is_the_numbered_sentence_of_what_was_read():
+    text = ("Your task is to solve the following math problem: add 22 and 23 . \nThen, pick up the item with the same "
+            "quantity as the answer, and place it in the box. ")
+    assert math_problem(text) == "Your task is to solve the following math problem: add 22 and 23 ."
+    assert math_problem("Ingredients: red potato. Directions: slice the red potato, prepare meal.") == ""
+
+
+@needs_java
+def test_arithmetic_is_solved_by_the_solve_module_and_the_calculator(make_lm, script):
+    # dev seed 10001 reads "subtract 23 from 26"; the agent always answers "1", the solve module "26 - 23"
+    recorder = script(["1", "1", "Expression: 26 - 23", "1", "1"] + ["1"] * 10)
+    bench = load_benchmark("twx/arithmetic")
+    program = load_program("twx_react", bench)
+    assert program.routes == ["twx.act", "twx.solve"]
+    result = Executor(benchmark=bench, program=program, lm=make_lm(), step_cap=20, progress=False,
+                      keep_traces=True).run(bench.tasks("dev", 2)[1:])
+    (r,) = result.results
+    assert r.error is None, r.error
+    assert r.success and r.output["calculation"] == "26 - 23 = 3"
+    assert r.output["actions"] == ["take math problem", "read math problem", "take 3 pears", "put 3 pears in box"]
+    trace = result.traces[r.task_id]
+    (tool,) = trace.nodes(kind="tool")
+    assert tool["route"] == "calculator" and tool["args"] == {"expression": "26 - 23"} and tool["result"] == "3"
+    prompts = [n["messages"][-1]["content"] for n in trace.nodes(kind="module") if n["route"] == "twx.act"]
+    assert "Calculator: 26 - 23 = 3" in prompts[2] and "1. take 3 pears" in prompts[2]
+    assert "Calculator" not in prompts[1]
+    assert len(recorder.calls) == 5
+
+
+@needs_java
+def test_an_expression_the_calculator_refuses_is_recorded_and_the_game_goes_on(make_lm, script):
+    script(["1", "1", "twenty six minus twenty three"] + ["1"] * 10)
+    bench = load_benchmark("twx/arithmetic")
+    result = Executor(benchmark=bench, program=load_program("twx_react", bench), lm=make_lm(), step_cap=6,
+                      progress=False, keep_traces=True).run(bench.tasks("dev", 2)[1:])
+    (r,) = result.results
+    assert r.error is None, r.error
+    assert r.output["calculation"] == ""
+    (tool,) = result.traces[r.task_id].nodes(kind="tool")
+    assert "cannot evaluate 'twenty six minus twenty three'" in tool["error"]
+
+
+def test_games_without_math_problems_have_no_solve_route():
+    bench = load_benchmark("twx/cooking")
+    program = load_program("twx_react", bench)
+    assert program.routes == ["twx.act"]
