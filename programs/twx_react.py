@@ -21,8 +21,10 @@ What keeps a small frozen model *in capability* is program structure, fixed befo
   problem, which scores half the game when read, and the 0.5B agent put the unread problem into the answer box);
 - where the benchmark says that what is read poses math problems (``math_problems``: TWX ``arithmetic``), a second
   module (``twx.solve``) writes the problem as an arithmetic expression and a calculator tool evaluates it: the prompt
-  then shows ``Calculator: 22 + 23 = 45`` and actions naming the result (``take 45 olives``) rank first (the 0.5B
-  model translates words into an expression reliably, but not sums, and its numbered replies are positional);
+  then shows ``Calculator: 22 + 23 = 45``, actions naming the result (``take 45 olives``) rank first and actions
+  naming another quantity are not listed (the 0.5B model translates words into an expression reliably, but not sums,
+  and its numbered replies are positional: with them listed it took, and put in the box, another item in 5 of 18
+  dev games);
 - an action that would lower the score is listed after the other untried actions in *every* state and marked: one
   whose latest play lowered it (TWX ``twc``: putting an object in a wrong place), so a wrong move is not retried each
   time the rest of the room has changed (the per-state loop breaker does not see that), and ``take X`` after
@@ -117,7 +119,8 @@ def rank_actions(actions: list[str], task_text: str, tried: set[str],
                  answer: str = "") -> list[dict[str, Any]]:
     """Valid actions (less the unsafe ones, :func:`consumes_unnamed`) in display order: untried first; among those,
     actions in ``lowered`` (they would lower the score, see :func:`note_outcome`) last; then low-priority kinds last
-    (``LOW_PRIORITY_PREFIXES``); then actions naming the number ``answer`` (a calculator's result) first, then
+    (``LOW_PRIORITY_PREFIXES``); then actions naming the number ``answer`` (a calculator's result) first (those naming
+    another number are not listed), then
     ``read ...`` actions (with ``match_words``, until ``read_text`` is set), then those in ``fruitless`` last, then
     by overlap with the words of ``read_text`` (what the agent read: a recipe, more specific than the task) or else
     of the task.
@@ -136,6 +139,8 @@ def rank_actions(actions: list[str], task_text: str, tried: set[str],
                 not reads, action in fruitless, -overlap, index)
 
     safe = [a for a in actions if not consumes_unnamed(a, task_words)] or actions
+    if answer:  # an action naming another quantity contradicts the calculation: not listed
+        safe = [a for a in safe if answer in _QUANTITY.findall(a) or not _QUANTITY.findall(a)] or safe
     ordered = sorted(enumerate(safe), key=key)
     return [{"text": a, "tried": a in tried, **({"lowered": True} if a in lowered else {})} for _, a in ordered]
 
