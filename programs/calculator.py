@@ -50,8 +50,6 @@ def calculate(expression: str) -> str:
         raise ValueError("empty expression")
     try:
         value = _value(ast.parse(text, mode="eval"))
-    except (SyntaxError, ZeroDivisionError) as exc:
-        raise ValueError(f"cannot evaluate {expression!r}: {exc}") from None
-    except ValueError as exc:
+    except (SyntaxError, ZeroDivisionError, ValueError) as exc:
         raise ValueError(f"cannot evaluate {expression!r}: {exc}") from None
     return str(int(value)) if float(value).is_integer() else f"{value:.4f}".rstrip("0").rstrip(".")

@@ -120,27 +120,27 @@ def rank_actions(actions: list[str], task_text: str, tried: set[str],
     """Valid actions (less the unsafe ones, :func:`consumes_unnamed`) in display order: untried first; among those,
     actions in ``lowered`` (they would lower the score, see :func:`note_outcome`) last; then low-priority kinds last
     (``LOW_PRIORITY_PREFIXES``); then actions naming the number ``answer`` (a calculator's result) first (those naming
-    another number are not listed), then
-    ``read ...`` actions (with ``match_words``, until ``read_text`` is set), then those in ``fruitless`` last, then
-    by overlap with the words of ``read_text`` (what the agent read: a recipe, more specific than the task) or else
-    of the task.
+    another number are not listed), then ``read ...`` actions (with ``match_words``, until ``read_text`` is set),
+    then those in ``fruitless`` last, then by overlap with the words of ``read_text`` (what the agent read: a recipe,
+    more specific than the task) or else of the task.
     ``match_words=False`` keeps the given order instead of the word overlap (the environment ranked the list).
     An action in ``lowered`` carries ``"lowered": True`` (the key is absent otherwise, so prompts without such
     actions are unchanged)."""
     task_words = _words(task_text)
     goal_words = _words(read_text) if read_text.strip() else task_words
+    quantities = {a: _QUANTITY.findall(a) for a in actions} if answer else {}
 
     def key(item: tuple[int, str]):
         index, action = item
         overlap = len(goal_words & set(re.findall(r"[a-z]+", action.lower()))) if match_words else 0
-        names_answer = bool(answer) and answer in _QUANTITY.findall(action)
+        names_answer = answer in quantities.get(action, ())
         reads = match_words and not read_text and action.startswith("read ")  # until something has been read
         return (action in tried, action in lowered, action.startswith(LOW_PRIORITY_PREFIXES), not names_answer,
                 not reads, action in fruitless, -overlap, index)
 
     safe = [a for a in actions if not consumes_unnamed(a, task_words)] or actions
     if answer:  # an action naming another quantity contradicts the calculation: not listed
-        safe = [a for a in safe if answer in _QUANTITY.findall(a) or not _QUANTITY.findall(a)] or safe
+        safe = [a for a in safe if answer in quantities[a] or not quantities[a]] or safe
     ordered = sorted(enumerate(safe), key=key)
     return [{"text": a, "tried": a in tried, **({"lowered": True} if a in lowered else {})} for _, a in ordered]
 
@@ -190,7 +190,7 @@ def math_problem(text: str) -> str:
     """The sentences of ``text`` that carry numbers, when it has two or more numbers (a math problem); else ''."""
     if len(_QUANTITY.findall(text)) < 2:
         return ""
-    sentences = re.split(r"(?<=[.!?:])\s+(?=[A-Z])|\n", " ".join(text.split(" ")))
+    sentences = re.split(r"(?<=[.!?:])\s+(?=[A-Z])|\n", text)
     return " ".join(s.strip() for s in sentences if _QUANTITY.search(s))
 
 
@@ -253,7 +253,7 @@ class TWXReActProgram:
         self.solves_math = bool(getattr(benchmark, "math_problems", False))
         solve_template = files("nlgrad.programs").joinpath("templates/twx_solve.j2").read_text(encoding="utf-8")
         self.solve = Module(route=SOLVE_ROUTE, template=solve_template, role="agent", parser=parse_expression,
-                            max_tokens=32, template_name="twx_solve.j2")
+                            max_tokens=32, template_name="twx_solve.j2") if self.solves_math else None
 
     @property
     def routes(self) -> list[str]:
