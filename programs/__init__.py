@@ -1,5 +1,13 @@
 """Built-in agent programs (installed as ``nlgrad.programs``)."""
 
+from importlib.resources import files
+
+
+def program_template(name: str) -> str:
+    """The text of a prompt template shipped in ``nlgrad.programs``' ``templates/`` folder, e.g. ``twx_act.j2``."""
+    return files("nlgrad.programs").joinpath(f"templates/{name}").read_text(encoding="utf-8")
+
+
 CATALOG: dict[str, str] = {
     "twx_react": "nlgrad.programs.twx_react:TWXReActProgram",
     "twx_react_text": "nlgrad.programs.twx_react:TWXReActTextProgram",

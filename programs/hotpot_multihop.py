@@ -11,20 +11,16 @@ question itself, so a malformed reply never breaks retrieval. Output: ``{"answer
 
 from __future__ import annotations
 
-from importlib.resources import files
 from typing import Any, Callable
 
 from nlgrad.benchmarks.qa_metrics import clean_reply
 from nlgrad.benchmarks.retrieval import BM25Index, first_sentences, tokenize
+from nlgrad.programs import program_template
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Task
 
 HOP1, HOP2, ANSWER = "hotpot.hop1_query", "hotpot.hop2_query", "hotpot.answer"
-
-
-def _template(name: str) -> str:
-    return files("nlgrad.programs").joinpath(f"templates/{name}").read_text(encoding="utf-8")
 
 
 def parse_query(text: str, inputs: dict[str, Any]) -> str:  # noqa: ARG001 - parser signature
@@ -68,11 +64,11 @@ class HotpotMultiHopProgram:
                  hop2_chars: int = 200):
         self.benchmark = benchmark
         self.k1, self.k2, self.passage_chars, self.hop2_chars = k1, k2, passage_chars, hop2_chars
-        self.hop1 = Module(route=HOP1, template=_template("hotpot_hop1_query.j2"), parser=parse_query,
+        self.hop1 = Module(route=HOP1, template=program_template("hotpot_hop1_query.j2"), parser=parse_query,
                            max_tokens=24, template_name="hotpot_hop1_query.j2")
-        self.hop2 = Module(route=HOP2, template=_template("hotpot_hop2_query.j2"), parser=parse_query,
+        self.hop2 = Module(route=HOP2, template=program_template("hotpot_hop2_query.j2"), parser=parse_query,
                            max_tokens=24, template_name="hotpot_hop2_query.j2")
-        self.answer = Module(route=ANSWER, template=_template("hotpot_answer.j2"), parser=parse_answer,
+        self.answer = Module(route=ANSWER, template=program_template("hotpot_answer.j2"), parser=parse_answer,
                              max_tokens=24, template_name="hotpot_answer.j2")
 
     @property

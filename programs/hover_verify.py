@@ -10,21 +10,17 @@ and never raises. Output: ``{"label", "matched", "reply", "query", "titles"}``.
 
 from __future__ import annotations
 
-from importlib.resources import files
 from typing import Any
 
 from nlgrad.benchmarks.hover import HoverBenchmark, parse_label
 from nlgrad.benchmarks.qa_metrics import clean_reply
 from nlgrad.benchmarks.retrieval import tokenize
+from nlgrad.programs import program_template
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Task
 
 QUERY, VERIFY = "hover.query", "hover.verify"
-
-
-def _template(name: str) -> str:
-    return files("nlgrad.programs").joinpath(f"templates/{name}").read_text(encoding="utf-8")
 
 
 def parse_query(text: str, inputs: dict[str, Any]) -> str:  # noqa: ARG001 - parser signature
@@ -42,9 +38,9 @@ class HoverVerifyProgram:
     def __init__(self, benchmark=None, *, k: int = 3):
         self.benchmark = benchmark if benchmark is not None else HoverBenchmark()
         self.k = k
-        self.query = Module(route=QUERY, template=_template("hover_query.j2"), parser=parse_query, max_tokens=24,
+        self.query = Module(route=QUERY, template=program_template("hover_query.j2"), parser=parse_query, max_tokens=24,
                             template_name="hover_query.j2")
-        self.verify = Module(route=VERIFY, template=_template("hover_verify.j2"), parser=parse_verdict,
+        self.verify = Module(route=VERIFY, template=program_template("hover_verify.j2"), parser=parse_verdict,
                              max_tokens=8, template_name="hover_verify.j2")
 
     @property

@@ -10,9 +10,9 @@ length alone; the output records ``hit_token_cap`` and the metric's feedback say
 
 from __future__ import annotations
 
-from importlib.resources import files
 from typing import Any
 
+from nlgrad.programs import program_template
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Task
@@ -31,7 +31,7 @@ class InstructionFollowProgram:
 
     def __init__(self, benchmark=None, *, max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float | None = None):
         self.benchmark = benchmark
-        template = files("nlgrad.programs").joinpath("templates/if_respond.j2").read_text(encoding="utf-8")
+        template = program_template("if_respond.j2")
         self.respond = Module(route=ROUTE, template=template, role="agent", parser=keep_reply,
                               max_tokens=max_tokens, temperature=temperature, template_name="if_respond.j2")
 

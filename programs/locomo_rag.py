@@ -8,12 +8,12 @@ answer or "Not mentioned in the conversation"). Output: ``{"answer", "dia_ids"}`
 from __future__ import annotations
 
 import threading
-from importlib.resources import files
 from typing import Any
 
 from nlgrad.benchmarks.locomo import LocomoBenchmark
 from nlgrad.benchmarks.qa_metrics import clean_reply
 from nlgrad.benchmarks.retrieval import BM25Index
+from nlgrad.programs import program_template
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Task
@@ -46,9 +46,8 @@ class LocomoRAGProgram:
     def __init__(self, benchmark=None, *, k: int = 5, turn_chars: int = 220):
         self.benchmark = benchmark if benchmark is not None else LocomoBenchmark()
         self.k, self.turn_chars = k, turn_chars
-        self.answer = Module(route=ANSWER, template=files("nlgrad.programs").joinpath(
-            "templates/locomo_answer.j2").read_text(encoding="utf-8"), parser=parse_answer, max_tokens=24,
-            template_name="locomo_answer.j2")
+        self.answer = Module(route=ANSWER, template=program_template("locomo_answer.j2"), parser=parse_answer,
+                             max_tokens=24, template_name="locomo_answer.j2")
         self._indexes: dict[str, tuple[list[dict[str, Any]], BM25Index]] = {}
         self._lock = threading.Lock()
 

@@ -28,11 +28,11 @@ whose expected final DB is the initial one (the agent must refuse or only inform
 from __future__ import annotations
 
 import re
-from importlib.resources import files
 from typing import Any
 
 from nlgrad.benchmarks.tau2_reply import format_action, parse_agent_reply
 from nlgrad.errors import StepCapReached
+from nlgrad.programs import program_template
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
@@ -41,10 +41,6 @@ ROUTE = "tau2.act"
 ASK_USER = ("I could not get further with that. Could you tell me exactly what you need, with any ids or details "
             "you have (for example your user id, order id or reservation id)?")
 USER_ROUTE = "tau2.user"  # rendered by the user simulator; not an optimizable route of this program
-
-
-def _template(name: str) -> str:
-    return files("nlgrad.programs").joinpath(f"templates/{name}").read_text(encoding="utf-8")
 
 
 def parse_turn(text: str, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -99,9 +95,9 @@ class Tau2AgentProgram:
         self.user_role = user_role
         self.history_turns, self.obs_chars, self.history_obs_chars = history_turns, obs_chars, history_obs_chars
         self.user_max_tokens = user_max_tokens
-        self.act = Module(route=ROUTE, template=_template("tau2_act.j2"), role="agent", parser=parse_turn,
+        self.act = Module(route=ROUTE, template=program_template("tau2_act.j2"), role="agent", parser=parse_turn,
                           max_tokens=max_tokens, template_name="tau2_act.j2")
-        self.user = Module(route=USER_ROUTE, template=_template("tau2_user.j2"), role=user_role,
+        self.user = Module(route=USER_ROUTE, template=program_template("tau2_user.j2"), role=user_role,
                            template_name="tau2_user.j2")
 
     @property

@@ -13,11 +13,11 @@ the hotpot_multihop program. Output: ``{"answer", "notes", "queries", "titles"}`
 from __future__ import annotations
 
 import re
-from importlib.resources import files
 from typing import Any
 
 from nlgrad.benchmarks.qa_metrics import clean_reply
 from nlgrad.benchmarks.retrieval import tokenize
+from nlgrad.programs import program_template
 from nlgrad.programs.hotpot_multihop import context_search, parse_answer
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
@@ -26,10 +26,6 @@ from nlgrad.runtime.protocols import Task
 RESEARCHER, ANSWERER = "team_hotpot.researcher", "team_hotpot.answerer"
 _FACTS = re.compile(r"^\s*[*#>-]*\s*facts?\s*[:\-]\s*(.*)$", re.I)
 _SEARCH = re.compile(r"^\s*[*#>-]*\s*(?:next\s+)?(?:search|query)\s*[:\-]\s*(.*)$", re.I)
-
-
-def _template(name: str) -> str:
-    return files("nlgrad.programs").joinpath(f"templates/{name}").read_text(encoding="utf-8")
 
 
 def parse_research(text: str, inputs: dict[str, Any]) -> dict[str, str]:  # noqa: ARG001 - parser signature
@@ -59,11 +55,11 @@ class TeamHotpotProgram:
     def __init__(self, benchmark=None, *, k1: int = 2, k2: int = 2, passage_chars: int = 300):
         self.benchmark = benchmark
         self.k1, self.k2, self.passage_chars = k1, k2, passage_chars
-        self.researcher = Module(route=RESEARCHER, template=_template("team_hotpot_researcher.j2"),
+        self.researcher = Module(route=RESEARCHER, template=program_template("team_hotpot_researcher.j2"),
                                  parser=parse_research, max_tokens=64, stop=["\n\n"],
                                  template_name="team_hotpot_researcher.j2")
-        self.answerer = Module(route=ANSWERER, template=_template("team_hotpot_answerer.j2"), parser=parse_answer,
-                               max_tokens=24, stop=["\n"], template_name="team_hotpot_answerer.j2")
+        self.answerer = Module(route=ANSWERER, template=program_template("team_hotpot_answerer.j2"),
+                               parser=parse_answer, max_tokens=24, stop=["\n"], template_name="team_hotpot_answerer.j2")
 
     @property
     def routes(self) -> list[str]:

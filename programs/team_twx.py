@@ -13,20 +13,16 @@ the team differs from the single agent only by the planner. ``agents`` maps agen
 from __future__ import annotations
 
 from collections import defaultdict
-from importlib.resources import files
 from typing import Any
 
 from nlgrad.errors import StepCapReached
+from nlgrad.programs import program_template
 from nlgrad.programs.twx_react import note_outcome, parse_choice, pick_action, rank_actions
 from nlgrad.runtime.context import Output, RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
 
 PLANNER, ACTOR = "team_twx.planner", "team_twx.actor"
-
-
-def _template(name: str) -> str:
-    return files("nlgrad.programs").joinpath(f"templates/{name}").read_text(encoding="utf-8")
 
 
 def parse_plan(text: str, inputs: dict[str, Any]) -> str:  # noqa: ARG001 - parser signature
@@ -46,9 +42,9 @@ class TeamTWXProgram:
         self.benchmark = benchmark
         self.plan_every, self.history_steps = max(1, plan_every), history_steps
         self.loop_breaker, self.planner_options = loop_breaker, planner_options
-        self.planner = Module(route=PLANNER, template=_template("team_twx_planner.j2"), parser=parse_plan,
+        self.planner = Module(route=PLANNER, template=program_template("team_twx_planner.j2"), parser=parse_plan,
                               max_tokens=32, stop=["\n"], template_name="team_twx_planner.j2")
-        self.actor = Module(route=ACTOR, template=_template("team_twx_actor.j2"), parser=parse_choice,
+        self.actor = Module(route=ACTOR, template=program_template("team_twx_actor.j2"), parser=parse_choice,
                             max_tokens=6, stop=["\n"], template_name="team_twx_actor.j2")
 
     @property

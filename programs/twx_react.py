@@ -40,10 +40,10 @@ from __future__ import annotations
 import difflib
 import re
 from collections import defaultdict
-from importlib.resources import files
 from typing import Any
 
 from nlgrad.errors import StepCapReached
+from nlgrad.programs import program_template
 from nlgrad.programs.calculator import calculate, extract_expression
 from nlgrad.runtime.context import Output, RunContext
 from nlgrad.runtime.module import Module
@@ -245,15 +245,15 @@ class TWXReActProgram:
         # A benchmark whose environment already ranks its list by relevance (sciworld) keeps that order.
         self.match_words = not getattr(benchmark, "actions_ranked", False)
         self.history_obs_chars = history_obs_chars
-        template = files("nlgrad.programs").joinpath("templates/twx_act.j2").read_text(encoding="utf-8")
+        template = program_template("twx_act.j2")
         self.answer_text = answer == "text"
         self.act = Module(route=ROUTE, template=template, role="agent", parser=parse_choice,
                           max_tokens=24 if self.answer_text else 6, stop=["\n"], template_name="twx_act.j2")
         # A benchmark whose readable things pose math problems (twx/arithmetic) gets the solve module and calculator.
         self.solves_math = bool(getattr(benchmark, "math_problems", False))
-        solve_template = files("nlgrad.programs").joinpath("templates/twx_solve.j2").read_text(encoding="utf-8")
-        self.solve = Module(route=SOLVE_ROUTE, template=solve_template, role="agent", parser=parse_expression,
-                            max_tokens=32, template_name="twx_solve.j2") if self.solves_math else None
+        self.solve = Module(route=SOLVE_ROUTE, template=program_template("twx_solve.j2"), role="agent",
+                            parser=parse_expression, max_tokens=32,
+                            template_name="twx_solve.j2") if self.solves_math else None
 
     @property
     def routes(self) -> list[str]:
