@@ -308,6 +308,7 @@ class ScienceWorldBenchmark:
     default_step_cap = 30
     max_actions = MAX_ACTIONS  # read by twx_react: show the whole bounded list
     actions_ranked = True  # read by twx_react: keep select_actions' order (no second ranking by task words)
+    irreversible = (r"focus on ",)  # read by twx_react: a wrong focus ends the task, so a pick is confirmed first
 
     def __init__(self, task: str | None = "find-living-thing", simplifications: str = SIMPLIFICATIONS):
         task = task or "find-living-thing"

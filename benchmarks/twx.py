@@ -23,6 +23,10 @@ GAME_PARAMS: dict[str, str] = {
     "arithmetic": "",
     "sorting": "",
 }
+IRREVERSIBLE: dict[str, tuple[str, ...]] = {"cooking": (r"cook .+ in ",)}
+# Action kinds (prefixes) that never move a game forward: cooking is won by taking, cutting and cooking the recipe's
+# ingredients, preparing the meal and eating it; putting an ingredient down or away undoes a take that scored.
+LOW_PRIORITY: dict[str, tuple[str, ...]] = {"cooking": ("put ", "drop ")}
 GAME_NAMES = {"cooking": "cookingworld"}  # our id -> TextWorldExpress's game name
 FOLD_START = {"train": 0, "dev": 10000, "test": 20000}
 FOLD_SIZE = 1000
@@ -99,6 +103,10 @@ class TextWorldExpressBenchmark:
         self.id = f"twx/{game}"
         # What the agent reads poses a math problem (``twx_react`` then solves it with an LM module and a calculator).
         self.math_problems = game == "arithmetic"
+        # Action families that cannot be undone (``twx_react`` confirms a pick from one with its ``twx.confirm``
+        # module): cooking an ingredient with the wrong appliance, or one the recipe does not cook, loses the game.
+        self.irreversible = IRREVERSIBLE.get(game, ())
+        self.low_priority = LOW_PRIORITY.get(game, ())  # read by twx_react: listed after every other kind
 
     @property
     def human_policy(self) -> Path:

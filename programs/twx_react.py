@@ -45,6 +45,8 @@ from typing import Any
 from nlgrad.errors import StepCapReached
 from nlgrad.programs import program_template
 from nlgrad.programs.calculator import calculate, extract_expression
+from nlgrad.programs.irreversible import (CONFIRM_ROUTE, NONE_OF_THESE, confirm_options, family_of,
+                                          parse_confirmation)
 from nlgrad.runtime.context import Output, RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
@@ -116,10 +118,10 @@ def note_outcome(lowering: set[str], action: str, reward: float) -> None:
 def rank_actions(actions: list[str], task_text: str, tried: set[str],
                  lowered: set[str] | frozenset[str] = frozenset(), read_text: str = "",
                  fruitless: set[str] | frozenset[str] = frozenset(), match_words: bool = True,
-                 answer: str = "") -> list[dict[str, Any]]:
+                 answer: str = "", low_priority: tuple[str, ...] = LOW_PRIORITY_PREFIXES) -> list[dict[str, Any]]:
     """Valid actions (less the unsafe ones, :func:`consumes_unnamed`) in display order: untried first; among those,
     actions in ``lowered`` (they would lower the score, see :func:`note_outcome`) last; then low-priority kinds last
-    (``LOW_PRIORITY_PREFIXES``); then actions naming the number ``answer`` (a calculator's result) first (those naming
+    (``low_priority`` prefixes, by default ``LOW_PRIORITY_PREFIXES``); then actions naming the number ``answer`` (a calculator's result) first (those naming
     another number are not listed), then ``read ...`` actions (with ``match_words``, until ``read_text`` is set),
     then those in ``fruitless`` last, then by overlap with the words of ``read_text`` (what the agent read: a recipe,
     more specific than the task) or else of the task.
@@ -135,7 +137,7 @@ def rank_actions(actions: list[str], task_text: str, tried: set[str],
         overlap = len(goal_words & set(re.findall(r"[a-z]+", action.lower()))) if match_words else 0
         names_answer = answer in quantities.get(action, ())
         reads = match_words and not read_text and action.startswith("read ")  # until something has been read
-        return (action in tried, action in lowered, action.startswith(LOW_PRIORITY_PREFIXES), not names_answer,
+        return (action in tried, action in lowered, action.startswith(low_priority), not names_answer,
                 not reads, action in fruitless, -overlap, index)
 
     safe = [a for a in actions if not consumes_unnamed(a, task_words)] or actions
@@ -145,15 +147,16 @@ def rank_actions(actions: list[str], task_text: str, tried: set[str],
     return [{"text": a, "tried": a in tried, **({"lowered": True} if a in lowered else {})} for _, a in ordered]
 
 
-def shown_actions(ranked: list[dict[str, Any]], max_actions: int, tail: int = 0) -> list[dict[str, Any]]:
+def shown_actions(ranked: list[dict[str, Any]], max_actions: int, tail: int = 0,
+                  low_priority: tuple[str, ...] = LOW_PRIORITY_PREFIXES) -> list[dict[str, Any]]:
     """The ranked actions to list: all of them when they fit in ``max_actions``; otherwise the fresh ones (untried,
-    not lowering the score, not low-priority) first, then at most ``tail`` others, in ranked order (the best
-    ``max_actions`` others when nothing is fresh)."""
+    not lowering the score, not starting with a ``low_priority`` prefix) first, then at most ``tail`` others, in
+    ranked order (the best ``max_actions`` others when nothing is fresh)."""
     if len(ranked) <= max_actions:
         return ranked
 
     def fresh(action: dict[str, Any]) -> bool:
-        return not (action["tried"] or action.get("lowered") or action["text"].startswith(LOW_PRIORITY_PREFIXES))
+        return not (action["tried"] or action.get("lowered") or action["text"].startswith(low_priority))
 
     keep = [a for a in ranked if fresh(a)][:max_actions]
     room = min(tail, max_actions - len(keep)) if keep else max_actions  # nothing fresh: the best of the rest
@@ -254,10 +257,39 @@ class TWXReActProgram:
         self.solve = Module(route=SOLVE_ROUTE, template=program_template("twx_solve.j2"), role="agent",
                             parser=parse_expression, max_tokens=32,
                             template_name="twx_solve.j2") if self.solves_math else None
+        # A benchmark with irreversible action families (cooking's "cook X in ...", sciworld's "focus on ...") gets
+        # the confirm module (see nlgrad.programs.irreversible).
+        self.irreversible = tuple(getattr(benchmark, "irreversible", ()))
+        # A benchmark may name action kinds that never move its games forward (cooking: "put ..."): listed last.
+        self.low_priority = LOW_PRIORITY_PREFIXES + tuple(getattr(benchmark, "low_priority", ()))
+        self.confirm = Module(route=CONFIRM_ROUTE, template=program_template("twx_confirm.j2"), role="agent",
+                              parser=parse_confirmation, max_tokens=6, stop=["\n"],
+                              template_name="twx_confirm.j2") if self.irreversible else None
 
     @property
     def routes(self) -> list[str]:
-        return [ROUTE, SOLVE_ROUTE] if self.solves_math else [ROUTE]
+        return [ROUTE] + [SOLVE_ROUTE] * self.solves_math + [CONFIRM_ROUTE] * bool(self.irreversible)
+
+    def confirm_action(self, ctx: RunContext, after: Output, action: str, family: list[str], task_text: str,
+                       read_text: str, shown: list[dict[str, Any]], tried_here: set[str]) -> tuple[str, Output]:
+        """The action to play instead of ``action``, an irreversible one of ``family``, as the confirm module
+        answers, and its output. "None of these" sets the family aside in this state (marked tried) and plays the
+        first untried other shown action (the act's pick when there is none); an unparsable reply keeps the pick."""
+        reply = ctx.call(self.confirm, after=[after], task=task_text, read_text=_clip(read_text, 600),
+                         options=confirm_options(family))
+        picked = reply.value["action"]
+        if picked is None:
+            return action, reply
+        if picked == NONE_OF_THESE:
+            tried_here.update(family)
+            others = [a["text"] for a in shown if a["text"] not in tried_here]
+            if not others:
+                return action, reply
+            picked = others[0]
+        if picked != action:
+            ctx.trace.update_node(reply.node, override={"chosen": picked, "instead_of": action,
+                                                        "reason": "confirmation of an irreversible action"})
+        return picked, reply
 
     def solve_problem(self, ctx: RunContext, text: str, after: Output) -> tuple[str, str] | None:
         """``(calculation, answer)`` for the math problem in ``text`` (the solve module writes the expression, the
@@ -293,8 +325,8 @@ class TWXReActProgram:
                 visited.append(room)
             state = obs.info.get("state_key", obs.text)
             ranked = rank_actions(obs.valid_actions, task_text, tried[state], lowered, read_text, fruitless,
-                                  self.match_words, answer)
-            actions = shown_actions(ranked, self.max_actions)
+                                  self.match_words, answer, self.low_priority)
+            actions = shown_actions(ranked, self.max_actions, low_priority=self.low_priority)
             if not actions:
                 break
             if ctx.steps_left == 0:  # no step left: do not pay for an action that cannot be played
@@ -318,6 +350,10 @@ class TWXReActProgram:
                 chosen, overridden = pick_action(ctx, choice, actions, self.loop_breaker)
                 overrides += overridden
                 action = actions[chosen]["text"]
+            family = family_of(action, obs.valid_actions, self.irreversible) if self.irreversible else []
+            if family:
+                action, choice = self.confirm_action(ctx, choice, action, family, task_text, read_text, actions,
+                                                     tried[state])
             tried[state].add(action)
             history += [{"role": "user", "content": _clip(obs.text, self.history_obs_chars)},
                         {"role": "assistant", "content": action}]

@@ -173,7 +173,7 @@ def test_every_game_resets_and_steps(game, make_lm):
     assert result.results[0].error is None and result.results[0].steps >= 1
 
 
-@pytest.mark.parametrize("game,own", [("arithmetic", True), ("sorting", True), ("coin", False), ("cooking", False)])
+@pytest.mark.parametrize("game,own", [("arithmetic", True), ("sorting", True), ("cooking", True), ("coin", False), ("twc", False)])
 def test_human_policy_is_the_games_own_file_when_it_has_one(game, own):
     from nlgrad.policy import PolicyMemory
 
@@ -284,6 +284,58 @@ def test_an_expression_the_calculator_refuses_is_recorded_and_the_game_goes_on(m
 
 
 def test_games_without_math_problems_have_no_solve_route():
+    assert load_program("twx_react", load_benchmark("twx/coin")).routes == ["twx.act"]
+    # cooking has no math problem, but irreversible "cook X in ..." actions: the confirm route
+    assert load_program("twx_react", load_benchmark("twx/cooking")).routes == ["twx.act", "twx.confirm"]
+
+
+@needs_java
+def test_cooking_lists_putting_an_ingredient_down_after_every_other_kind(make_lm, script):
+    # dev seed 10000: once the yellow bell pepper is taken, "put yellow bell pepper in ..." (it names the recipe's
+    # ingredient, so it ranked first by word overlap) is not listed while fresh actions remain
+    recorder = script(["1"] * 5)
+    bench = load_benchmark("twx/cooking")
+    result = Executor(benchmark=bench, program=load_program("twx_react", bench), lm=make_lm(), step_cap=5,
+                      progress=False, keep_traces=True).run(bench.tasks("dev", 1))
+    (r,) = result.results
+    assert r.output["actions"][-1] == "take yellow bell pepper"
+    assert len(recorder.calls) == 5
+    last_listed = [line for line in recorder.calls[-1]["messages"][-1]["content"].splitlines() if line[:1].isdigit()]
+    assert last_listed and not any(". put " in line for line in last_listed)
+    ranked = rank_actions(["put egg in fridge", "open fridge", "take egg"], "cook the egg", set(),
+                          low_priority=("put ",))
+    assert [a["text"] for a in ranked] == ["take egg", "open fridge", "put egg in fridge"]
+
+
+@needs_java
+@pytest.mark.parametrize("confirm, played, lost", [
+    ("1", "cook yellow bell pepper in oven", False),  # the recipe says roast: the oven, as the act picked
+    ("2", "cook yellow bell pepper in stove", True),  # the stove fries it: the game is lost
+    ("4", "take chicken wing", False),  # none of these: the first untried other action is played
+])
+def test_an_irreversible_pick_is_played_as_the_confirm_module_answers(make_lm, script, confirm, played, lost):
+    # dev seed 10000 (recipe: slice and roast the yellow bell pepper, roast the chicken wing); the act always
+    # answers "1": read cookbook, open cutlery drawer, open dishwasher, open fridge, take yellow bell pepper, and then
+    # "cook yellow bell pepper in oven", which the confirm module checks against its three appliances
+    recorder = script(["1"] * 6 + [confirm])
     bench = load_benchmark("twx/cooking")
     program = load_program("twx_react", bench)
-    assert program.routes == ["twx.act"]
+    assert program.routes == ["twx.act", "twx.confirm"]
+    result = Executor(benchmark=bench, program=program, lm=make_lm(), step_cap=6, progress=False,
+                      keep_traces=True).run(bench.tasks("dev", 1))
+    (r,) = result.results
+    assert r.error is None, r.error
+    assert r.output["actions"][5] == played
+    trace = result.traces[r.task_id]
+    (node,) = [n for n in trace.nodes(kind="module") if n["route"] == "twx.confirm"]
+    prompt = node["messages"][-1]["content"]
+    assert "roast the yellow bell pepper" in prompt  # what the agent read: the recipe
+    assert "1. cook yellow bell pepper in oven\n2. cook yellow bell pepper in stove\n" in prompt
+    assert "4. none of these yet" in prompt
+    if played != "cook yellow bell pepper in oven":
+        assert node["override"] == {"chosen": played, "instead_of": "cook yellow bell pepper in oven",
+                                    "reason": "confirmation of an irreversible action"}
+    else:
+        assert "override" not in node or not node["override"]
+    assert not r.success and len(recorder.calls) == 7
+    assert ("the game ended after 6 steps" in r.feedback) == lost and ("You fry the" in r.feedback) == lost

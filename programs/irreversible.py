@@ -1,0 +1,57 @@
+"""Confirming an irreversible action before it is played: the ``twx.confirm`` route of ``twx_react``.
+
+Some actions cannot be undone and decide the episode: TWX ``cooking`` ends the game when an ingredient is cooked
+with an appliance the recipe does not ask for (``cook red potato in oven`` roasts it, the recipe said grill), and a
+ScienceWorld ``focus on`` a wrong thing ends the task at -100. The 0.5B agent picks from a long action list mostly
+by position (``scripts/agent_reply_stats.py``), so a lesson in its act prompt rarely decides such a pick. When the
+agent picks an action of an irreversible *family* (a benchmark's ``irreversible`` patterns: the actions sharing the
+pattern's match, e.g. every ``cook red potato in ...``), a second module sees only that choice: the task, what the
+agent read, the family's actions and "none of these yet", with its own route's lessons. Its answer is played (or,
+for "none", the family is set aside in that state and the act's first untried other action is played).
+
+The knowledge such a choice needs (which appliance roasts) is what a policy supplies, and it is a route-local
+correction the critic can aim at this node: ``scripts/probe_agent_knowledge.py --with-lesson`` measures whether the
+agent uses a lesson shown next to the question.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+CONFIRM_ROUTE = "twx.confirm"
+NONE_OF_THESE = "none of these yet: do something else first"
+_NUMBER = re.compile(r"\d+")
+
+
+def family_of(action: str, actions: list[str], patterns: tuple[str, ...]) -> list[str]:
+    """The actions of ``actions`` in the irreversible family of ``action`` (those starting with the text the first
+    matching pattern matched in ``action``), in their given order; [] when no pattern matches ``action``."""
+    for pattern in patterns:
+        match = re.match(pattern, action)
+        if match:
+            key = match.group(0)
+            family = [a for a in actions if a.startswith(key)]
+            return family if action in family else [action, *family]
+    return []
+
+
+def confirm_options(family: list[str]) -> list[str]:
+    """What the confirm prompt lists: the family's actions, then :data:`NONE_OF_THESE`."""
+    return [*family, NONE_OF_THESE]
+
+
+def parse_confirmation(text: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """The option a reply names: its first list number in range, else the option whose text it contains (the
+    longest), else ``None`` (reported as ``match: "none"``; the program then keeps the act's pick)."""
+    options: list[str] = inputs["options"]
+    reply = " ".join(text.strip().lower().split())
+    number = _NUMBER.search(reply)
+    if number and 1 <= int(number.group()) <= len(options):
+        index = int(number.group()) - 1
+        return {"index": index, "action": options[index], "match": "number"}
+    contained = [i for i, option in enumerate(options) if option.lower() in reply]
+    if contained:
+        index = max(contained, key=lambda i: len(options[i]))
+        return {"index": index, "action": options[index], "match": "text"}
+    return {"index": None, "action": None, "match": "none"}

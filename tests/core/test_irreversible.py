@@ -1,0 +1,31 @@
+"""The confirm step for irreversible actions (programs/irreversible.py): families, options and reply parsing."""
+
+from nlgrad.programs.irreversible import NONE_OF_THESE, confirm_options, family_of, parse_confirmation
+
+COOK = (r"cook .+ in ",)
+VALID = ["cook red potato in oven", "cook red potato in stove", "cook red potato in toaster", "cook egg in stove",
+         "slice red potato with knife", "open fridge"]
+
+
+def test_a_family_is_the_actions_sharing_the_patterns_match():
+    assert family_of("cook red potato in stove", VALID, COOK) == [
+        "cook red potato in oven", "cook red potato in stove", "cook red potato in toaster"]
+    assert family_of("cook egg in stove", VALID, COOK) == ["cook egg in stove"]
+    assert family_of("slice red potato with knife", VALID, COOK) == []
+    assert family_of("open fridge", VALID, ()) == []
+    # a free-form action outside the list still gets a family (itself first, then the listed ones)
+    focus = ["focus on frog", "focus on sink", "go to kitchen"]
+    assert family_of("focus on bee", focus, (r"focus on ",)) == ["focus on bee", "focus on frog", "focus on sink"]
+
+
+def test_confirm_options_end_with_none_of_these():
+    assert confirm_options(["focus on frog"]) == ["focus on frog", NONE_OF_THESE]
+
+
+def test_parse_confirmation_reads_a_number_or_an_options_text_and_reports_garbage():
+    inputs = {"options": confirm_options(VALID[:3])}
+    assert parse_confirmation("3", inputs) == {"index": 2, "action": "cook red potato in toaster", "match": "number"}
+    assert parse_confirmation(" 4.", inputs)["action"] == NONE_OF_THESE
+    assert parse_confirmation("I would cook red potato in oven", inputs)["index"] == 0
+    assert parse_confirmation("9", inputs) == {"index": None, "action": None, "match": "none"}  # out of range
+    assert parse_confirmation("", inputs)["match"] == "none"
