@@ -23,7 +23,10 @@ GAME_PARAMS: dict[str, str] = {
     "arithmetic": "",
     "sorting": "",
 }
-IRREVERSIBLE: dict[str, tuple[str, ...]] = {"cooking": (r"cook .+ in ",)}
+# Action families that cannot be undone (see nlgrad.programs.irreversible.family_of): cooking an ingredient with an
+# appliance, or cutting it in a way, that the recipe does not ask for loses the game (the 0.5B agent ended 7 of 10 dev
+# games so: 4 with a cook, 3 with a cut).
+IRREVERSIBLE: dict[str, tuple[str, ...]] = {"cooking": (r"cook (?P<obj>.+) in ", r"(?:slice|dice|chop) (?P<obj>.+) with ")}
 # Action kinds (prefixes) that never move a game forward: cooking is won by taking, cutting and cooking the recipe's
 # ingredients, preparing the meal and eating it; putting an ingredient down or away undoes a take that scored.
 LOW_PRIORITY: dict[str, tuple[str, ...]] = {"cooking": ("put ", "drop ")}
@@ -104,7 +107,7 @@ class TextWorldExpressBenchmark:
         # What the agent reads poses a math problem (``twx_react`` then solves it with an LM module and a calculator).
         self.math_problems = game == "arithmetic"
         # Action families that cannot be undone (``twx_react`` confirms a pick from one with its ``twx.confirm``
-        # module): cooking an ingredient with the wrong appliance, or one the recipe does not cook, loses the game.
+        # module): cooking or cutting an ingredient as the recipe does not say loses the game.
         self.irreversible = IRREVERSIBLE.get(game, ())
         self.low_priority = LOW_PRIORITY.get(game, ())  # read by twx_react: listed after every other kind
 

@@ -5,7 +5,7 @@ with an appliance the recipe does not ask for (``cook red potato in oven`` roast
 ScienceWorld ``focus on`` a wrong thing ends the task at -100. The 0.5B agent picks from a long action list mostly
 by position (``scripts/agent_reply_stats.py``), so a lesson in its act prompt rarely decides such a pick. When the
 agent picks an action of an irreversible *family* (a benchmark's ``irreversible`` patterns: the actions sharing the
-pattern's match, e.g. every ``cook red potato in ...``), a second module sees only that choice: the task, what the
+pattern's key, e.g. every ``cook red potato in ...`` or every cut of the red potato), a second module sees only that choice: the task, what the
 agent read, the family's actions and "none of these yet", with its own route's lessons. Its answer is played (or,
 for "none", the family is set aside in that state and the act's first untried other action is played).
 
@@ -25,15 +25,22 @@ _NUMBER = re.compile(r"\d+")
 
 
 def family_of(action: str, actions: list[str], patterns: tuple[str, ...]) -> list[str]:
-    """The actions of ``actions`` in the irreversible family of ``action`` (those starting with the text the first
-    matching pattern matched in ``action``), in their given order; [] when no pattern matches ``action``."""
+    """The actions of ``actions`` in the irreversible family of ``action``, in their given order; [] when no pattern
+    matches ``action``. The first pattern that matches ``action`` decides: the family is every action that pattern
+    matches with the same key, the text of its ``obj`` group where it has one (``(?:slice|dice|chop) (?P<obj>.+)
+    with ``: the three cuts of one ingredient), else the whole match (``focus on ``: every focus)."""
     for pattern in patterns:
-        match = re.match(pattern, action)
+        compiled = re.compile(pattern)
+        match = compiled.match(action)
         if match:
-            key = match.group(0)
-            family = [a for a in actions if a.startswith(key)]
+            key = _key(match)
+            family = [a for a in actions if (other := compiled.match(a)) and _key(other) == key]
             return family if action in family else [action, *family]
     return []
+
+
+def _key(match: re.Match[str]) -> str:
+    return match.group("obj") if "obj" in match.re.groupindex else match.group(0)
 
 
 def confirm_options(family: list[str]) -> list[str]:
