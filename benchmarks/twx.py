@@ -26,7 +26,7 @@ GAME_PARAMS: dict[str, str] = {
 # Action families that cannot be undone (see nlgrad.programs.irreversible.family_of): cooking an ingredient with an
 # appliance, or cutting it in a way, that the recipe does not ask for loses the game (the 0.5B agent ended 7 of 10 dev
 # games so: 4 with a cook, 3 with a cut).
-IRREVERSIBLE: dict[str, tuple[str, ...]] = {"cooking": (r"cook (?P<obj>.+) in ", r"(?:slice|dice|chop) (?P<obj>.+) with ")}
+IRREVERSIBLE: dict[str, tuple[str, ...]] = {"cooking": (r"cook (?P<obj>.+) in ", r"(?:slice|dice|chop) (?P<obj>.+)$")}
 # Action kinds (prefixes) that never move a game forward: cooking is won by taking, cutting and cooking the recipe's
 # ingredients, preparing the meal and eating it; putting an ingredient down or away undoes a take that scored.
 LOW_PRIORITY: dict[str, tuple[str, ...]] = {"cooking": ("put ", "drop ")}

@@ -27,8 +27,8 @@ _NUMBER = re.compile(r"\d+")
 def family_of(action: str, actions: list[str], patterns: tuple[str, ...]) -> list[str]:
     """The actions of ``actions`` in the irreversible family of ``action``, in their given order; [] when no pattern
     matches ``action``. The first pattern that matches ``action`` decides: the family is every action that pattern
-    matches with the same key, the text of its ``obj`` group where it has one (``(?:slice|dice|chop) (?P<obj>.+)
-    with ``: the three cuts of one ingredient), else the whole match (``focus on ``: every focus)."""
+    matches with the same key, the text of its ``obj`` group where it has one (``(?:slice|dice|chop) (?P<obj>.+)$``:
+    the three cuts of one ingredient), else the whole match (``focus on ``: every focus)."""
     for pattern in patterns:
         compiled = re.compile(pattern)
         match = compiled.match(action)

@@ -30,6 +30,12 @@ What keeps a small frozen model *in capability* is program structure, fixed befo
   time the rest of the room has changed (the per-state loop breaker does not see that), and ``take X`` after
   ``put X in/on Y`` raised it (taking a placed object back out, which the positional 0.5B agent otherwise did right
   after most correct placements);
+- where the benchmark names irreversible action families (``irreversible``: cooking's ``cook X in ...`` and
+  ``slice/dice/chop X``, ScienceWorld's ``focus on ...``), a pick from one is checked first by a third
+  module (``twx.confirm``, see ``nlgrad.programs.irreversible``) that sees only that choice, what was read and
+  "none of these yet"; its answer is played, so a lesson about that choice has a route of its own;
+- action kinds a benchmark names as never moving its games forward (``low_priority``: cooking's ``put``/``drop``,
+  which undo a take that scored) rank with ``examine`` and are not listed while fresh actions remain;
 - past steps are kept as compact (observation, action) turns, append-only and trimmed in blocks, and only the
   current turn carries the full observation and action list, so the local server's prefix cache serves most of
   each prompt (only the newest compact turn and the current turn are new tokens).

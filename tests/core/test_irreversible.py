@@ -5,7 +5,7 @@ from nlgrad.programs.irreversible import NONE_OF_THESE, confirm_options, family_
 COOK = (r"cook .+ in ",)
 VALID = ["cook red potato in oven", "cook red potato in stove", "cook red potato in toaster", "cook egg in stove",
          "slice red potato with knife", "open fridge"]
-CUT = (r"(?:slice|dice|chop) (?P<obj>.+) with ",)
+CUT = (r"(?:slice|dice|chop) (?P<obj>.+)$",)
 
 
 def test_a_family_is_the_actions_sharing_the_patterns_match():
@@ -15,18 +15,15 @@ def test_a_family_is_the_actions_sharing_the_patterns_match():
     assert family_of("slice red potato with knife", VALID, COOK) == []
     assert family_of("open fridge", VALID, ()) == []
     # with an ``obj`` group the family is keyed on the object: the three cuts of one ingredient
-    cuts = ["chop egg with knife", "chop red potato with knife", "dice red potato with knife", "slice egg with knife",
-            "slice red potato with knife", "take knife"]
-    assert family_of("slice red potato with knife", cuts, CUT) == [
-        "chop red potato with knife", "dice red potato with knife", "slice red potato with knife"]
+    cuts = ["chop egg", "chop pork chop", "dice pork chop", "slice egg", "slice pork chop", "take knife"]
+    assert family_of("slice pork chop", cuts, CUT) == ["chop pork chop", "dice pork chop", "slice pork chop"]
     assert family_of("take knife", cuts, CUT) == []
     # the cooking benchmark declares both families
     from nlgrad.runtime.registry import load_benchmark
 
     cooking = load_benchmark("twx/cooking").irreversible
     assert family_of("cook egg in stove", VALID, cooking) == ["cook egg in stove"]
-    assert family_of("dice egg with knife", cuts, cooking) == ["dice egg with knife", "chop egg with knife",
-                                                               "slice egg with knife"]
+    assert family_of("dice egg", cuts, cooking) == ["dice egg", "chop egg", "slice egg"]
     # a free-form action outside the list still gets a family (itself first, then the listed ones)
     focus = ["focus on frog", "focus on sink", "go to kitchen"]
     assert family_of("focus on bee", focus, (r"focus on ",)) == ["focus on bee", "focus on frog", "focus on sink"]
