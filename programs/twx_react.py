@@ -280,7 +280,8 @@ class TWXReActProgram:
                        read_text: str, shown: list[dict[str, Any]], tried_here: set[str]) -> tuple[str, Output]:
         """The action to play instead of ``action``, an irreversible one of ``family``, as the confirm module
         answers, and its output. "None of these" sets the family aside in this state (marked tried) and plays the
-        first untried other shown action (the act's pick when there is none); an unparsable reply keeps the pick."""
+        first untried shown action that is in no irreversible family (so nothing irreversible is played
+        unconfirmed; the act's pick when there is none); an unparsable reply keeps the pick."""
         reply = ctx.call(self.confirm, after=[after], task=task_text, read_text=_clip(read_text, 600),
                          options=confirm_options(family))
         picked = reply.value["action"]
@@ -288,7 +289,8 @@ class TWXReActProgram:
             return action, reply
         if picked == NONE_OF_THESE:
             tried_here.update(family)
-            others = [a["text"] for a in shown if a["text"] not in tried_here]
+            others = [a["text"] for a in shown if a["text"] not in tried_here
+                      and not family_of(a["text"], [], self.irreversible)]
             if not others:
                 return action, reply
             picked = others[0]

@@ -339,3 +339,20 @@ def test_an_irreversible_pick_is_played_as_the_confirm_module_answers(make_lm, s
         assert "override" not in node or not node["override"]
     assert not r.success and len(recorder.calls) == 7
     assert ("the game ended after 6 steps" in r.feedback) == lost and ("You fry the" in r.feedback) == lost
+
+
+@needs_java
+def test_none_of_these_never_plays_another_irreversible_action_unconfirmed(make_lm, script):
+    # dev seed 10000 as above, with the act answering "1" and the confirm module "4" (none of these) every time:
+    # what is played instead of a set-aside family is never a cook or a cut that the confirm module did not check
+    script(["1"] * 6 + ["4", "1", "4", "1", "4", "1", "4", "1", "4", "1", "4", "1", "4", "1", "4", "1", "4"])
+    bench = load_benchmark("twx/cooking")
+    result = Executor(benchmark=bench, program=load_program("twx_react", bench), lm=make_lm(), step_cap=12,
+                      progress=False, keep_traces=True).run(bench.tasks("dev", 1))
+    (r,) = result.results
+    assert r.error is None, r.error
+    confirms = [n for n in result.traces[r.task_id].nodes(kind="module") if n["route"] == "twx.confirm"]
+    assert confirms
+    for node in confirms:
+        chosen = (node.get("override") or {}).get("chosen")
+        assert chosen is None or not chosen.startswith(("cook ", "slice ", "dice ", "chop ")), chosen
