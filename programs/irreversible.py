@@ -5,9 +5,10 @@ with an appliance the recipe does not ask for (``cook red potato in oven`` roast
 ScienceWorld ``focus on`` a wrong thing ends the task at -100. The 0.5B agent picks from a long action list mostly
 by position (``scripts/agent_reply_stats.py``), so a lesson in its act prompt rarely decides such a pick. When the
 agent picks an action of an irreversible *family* (a benchmark's ``irreversible`` patterns: the actions sharing the
-pattern's key, e.g. every ``cook red potato in ...`` or every cut of the red potato), a second module sees only that choice: the task, what the
-agent read, the family's actions and "none of these yet", with its own route's lessons. Its answer is played (or,
-for "none", the family is set aside in that state and the act's first untried other action is played).
+pattern's key, e.g. every ``cook red potato in ...`` or every cut of the red potato), a second module sees only that
+choice: the task, what the agent read, the family's actions and "none of these yet", with its own route's lessons.
+Its answer is played (or, for "none", the family is set aside in that state and the first untried shown action that
+is in no irreversible family is played).
 
 The knowledge such a choice needs (which appliance roasts) is what a policy supplies, and it is a route-local
 correction the critic can aim at this node: ``scripts/probe_agent_knowledge.py --with-lesson`` measures whether the
@@ -37,6 +38,11 @@ def family_of(action: str, actions: list[str], patterns: tuple[str, ...]) -> lis
             family = [a for a in actions if (other := compiled.match(a)) and _key(other) == key]
             return family if action in family else [action, *family]
     return []
+
+
+def is_irreversible(action: str, patterns: tuple[str, ...]) -> bool:
+    """Whether ``action`` belongs to an irreversible family (one of ``patterns`` matches it)."""
+    return any(re.match(pattern, action) for pattern in patterns)
 
 
 def _key(match: re.Match[str]) -> str:

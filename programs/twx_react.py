@@ -52,7 +52,7 @@ from nlgrad.errors import StepCapReached
 from nlgrad.programs import program_template
 from nlgrad.programs.calculator import calculate, extract_expression
 from nlgrad.programs.irreversible import (CONFIRM_ROUTE, NONE_OF_THESE, confirm_options, family_of,
-                                          parse_confirmation)
+                                          is_irreversible, parse_confirmation)
 from nlgrad.runtime.context import Output, RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
@@ -127,10 +127,10 @@ def rank_actions(actions: list[str], task_text: str, tried: set[str],
                  answer: str = "", low_priority: tuple[str, ...] = LOW_PRIORITY_PREFIXES) -> list[dict[str, Any]]:
     """Valid actions (less the unsafe ones, :func:`consumes_unnamed`) in display order: untried first; among those,
     actions in ``lowered`` (they would lower the score, see :func:`note_outcome`) last; then low-priority kinds last
-    (``low_priority`` prefixes, by default ``LOW_PRIORITY_PREFIXES``); then actions naming the number ``answer`` (a calculator's result) first (those naming
-    another number are not listed), then ``read ...`` actions (with ``match_words``, until ``read_text`` is set),
-    then those in ``fruitless`` last, then by overlap with the words of ``read_text`` (what the agent read: a recipe,
-    more specific than the task) or else of the task.
+    (``low_priority`` prefixes, by default ``LOW_PRIORITY_PREFIXES``); then actions naming the number ``answer`` (a
+    calculator's result) first (those naming another number are not listed), then ``read ...`` actions (with
+    ``match_words``, until ``read_text`` is set), then those in ``fruitless`` last, then by overlap with the words of
+    ``read_text`` (what the agent read: a recipe, more specific than the task) or else of the task.
     ``match_words=False`` keeps the given order instead of the word overlap (the environment ranked the list).
     An action in ``lowered`` carries ``"lowered": True`` (the key is absent otherwise, so prompts without such
     actions are unchanged)."""
@@ -290,7 +290,7 @@ class TWXReActProgram:
         if picked == NONE_OF_THESE:
             tried_here.update(family)
             others = [a["text"] for a in shown if a["text"] not in tried_here
-                      and not family_of(a["text"], [], self.irreversible)]
+                      and not is_irreversible(a["text"], self.irreversible)]
             if not others:
                 return action, reply
             picked = others[0]
@@ -358,7 +358,7 @@ class TWXReActProgram:
                 chosen, overridden = pick_action(ctx, choice, actions, self.loop_breaker)
                 overrides += overridden
                 action = actions[chosen]["text"]
-            family = family_of(action, obs.valid_actions, self.irreversible) if self.irreversible else []
+            family = family_of(action, obs.valid_actions, self.irreversible)  # [] without irreversible patterns
             if family:
                 action, choice = self.confirm_action(ctx, choice, action, family, task_text, read_text, actions,
                                                      tried[state])

@@ -64,8 +64,8 @@ def probe_living(lm: LM, lesson: bool = False) -> tuple[int, int, list[str]]:
     right, answers = 0, []
     prefix = f"Lesson: {LIVING_LESSON}\n" if lesson else ""
     for thing, living in LIVING.items():
-        reply = first_word(ask(lm, f"{prefix}Task: {FIND_LIVING}\nIs the {thing} a living thing the task asks you to focus "
-                                   "on? Answer yes or no."))
+        reply = first_word(ask(lm, f"{prefix}Task: {FIND_LIVING}\nIs the {thing} a living thing the task asks you "
+                                   "to focus on? Answer yes or no."))
         right += (reply == "yes") == living
         answers.append(f"{thing}={reply}")
     return right, len(LIVING), answers
@@ -74,7 +74,8 @@ def probe_living(lm: LM, lesson: bool = False) -> tuple[int, int, list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lm", default=None, help="agent model (default: the embedded 0.5B)")
-    parser.add_argument("--with-lesson", action="store_true", help="show the human policy's lesson before each question")
+    parser.add_argument("--with-lesson", action="store_true",
+                        help="show the human policy's lesson before each question")
     args = parser.parse_args()
     settings = load_settings().with_role_model("agent", args.lm)
     lm = LM(settings)

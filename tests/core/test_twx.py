@@ -173,7 +173,8 @@ def test_every_game_resets_and_steps(game, make_lm):
     assert result.results[0].error is None and result.results[0].steps >= 1
 
 
-@pytest.mark.parametrize("game,own", [("arithmetic", True), ("sorting", True), ("cooking", True), ("coin", False), ("twc", False)])
+@pytest.mark.parametrize("game,own", [("arithmetic", True), ("sorting", True), ("cooking", True), ("coin", False),
+                                      ("twc", False)])
 def test_human_policy_is_the_games_own_file_when_it_has_one(game, own):
     from nlgrad.policy import PolicyMemory
 
