@@ -27,8 +27,14 @@ class EchoFloor:
         return next((v for v in task.inputs.values() if isinstance(v, str)), "")
 
 
+def gold_label(gold: Any) -> str:
+    """A task's gold label: the gold itself, or its ``label`` field where the gold is a record (HoVer keeps the
+    supporting facts beside the label)."""
+    return str(gold.get("label") if isinstance(gold, dict) else gold)
+
+
 class MajorityLabelFloor:
-    """Outputs the most common gold answer of the benchmark's train split (ties: alphabetical)."""
+    """Outputs the most common gold label of the benchmark's train split (ties: alphabetical)."""
 
     name = "majority_floor"
     routes: list[str] = []
@@ -36,7 +42,7 @@ class MajorityLabelFloor:
     def __init__(self, benchmark=None):
         if benchmark is None:
             raise ValueError("majority_floor needs the benchmark to count train labels")
-        labels = Counter(str(t.gold) for t in benchmark.tasks("train"))
+        labels = Counter(gold_label(t.gold) for t in benchmark.tasks("train"))
         self.label = sorted(labels.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
     def run(self, task: Task, ctx: RunContext) -> Any:  # noqa: ARG002

@@ -143,3 +143,14 @@ def test_human_policy_loads_and_renders_for_program_routes(bench):
     assert "NOT_SUPPORTED" in text
     system = program.verify.render(text, {"claim": "c", "passages": []})[0]["content"]
     assert text in system
+
+
+def test_majority_floor_answers_the_most_common_train_label(bench, make_lm):
+    # train: 103 SUPPORTED, 97 NOT_SUPPORTED (shared/data/hover/SOURCE.md); the gold is a record, not a bare label
+    floor = load_program("majority_floor", bench)
+    assert floor.label == "SUPPORTED"
+    tasks = bench.tasks("dev", 30)
+    result = Executor(benchmark=bench, program=floor, lm=make_lm(), progress=False).run(tasks)
+    expected = sum(t.gold["label"] == "SUPPORTED" for t in tasks) / len(tasks)
+    assert [r.output for r in result.results] == ["SUPPORTED"] * 30
+    assert sum(r.score for r in result.results) / 30 == pytest.approx(expected)
