@@ -7,8 +7,13 @@ by position (``scripts/agent_reply_stats.py``), so a lesson in its act prompt ra
 agent picks an action of an irreversible *family* (a benchmark's ``irreversible`` patterns: the actions sharing the
 pattern's key, e.g. every ``cook red potato in ...`` or every cut of the red potato), a second module sees only that
 choice: the task, what the agent read, the family's actions and "none of these yet", with its own route's lessons.
-Its answer is played (or, for "none", the family is set aside in that state and the first untried shown action that
-is in no irreversible family is played).
+
+It is asked twice, with the options in two orders (:func:`confirm_orders`: the family then "none"; "none" then the
+family). A model that answers by position names different options in the two, so an irreversible action is
+played only when both answers name it (:func:`agreed_choice`); otherwise, or on "none", the family is set aside in
+that state and the first untried shown action that is in no irreversible family is played. Measured before this
+(one order): the 0.5B confirm module named a ScienceWorld focus in 58 of 66 calls and 7 of 10 find-living-thing
+episodes ended on a wrong one, while on cooking it answered "none", the last position, in all 88 calls.
 
 The knowledge such a choice needs (which appliance roasts) is what a policy supplies, and it is a route-local
 correction the critic can aim at this node: ``scripts/probe_agent_knowledge.py --with-lesson`` measures whether the
@@ -49,9 +54,16 @@ def _key(match: re.Match[str]) -> str:
     return match.group("obj") if "obj" in match.re.groupindex else match.group(0)
 
 
-def confirm_options(family: list[str]) -> list[str]:
-    """What the confirm prompt lists: the family's actions, then :data:`NONE_OF_THESE`."""
-    return [*family, NONE_OF_THESE]
+def confirm_orders(family: list[str]) -> tuple[list[str], list[str]]:
+    """The two option lists a pick is confirmed with: the family then :data:`NONE_OF_THESE`, and the same list
+    rotated by one (:data:`NONE_OF_THESE` first). No list position names the same option in both, so only an answer
+    that follows the options' text can agree with itself."""
+    return [*family, NONE_OF_THESE], [NONE_OF_THESE, *family]
+
+
+def agreed_choice(picks: list[str | None]) -> str | None:
+    """The option every answer names; None when they differ or one was unparsable (nothing is confirmed)."""
+    return picks[0] if picks and picks[0] is not None and all(p == picks[0] for p in picks) else None
 
 
 def parse_confirmation(text: str, inputs: dict[str, Any]) -> dict[str, Any]:

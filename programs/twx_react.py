@@ -33,7 +33,8 @@ What keeps a small frozen model *in capability* is program structure, fixed befo
 - where the benchmark names irreversible action families (``irreversible``: cooking's ``cook X in ...`` and
   ``slice/dice/chop X``, ScienceWorld's ``focus on ...``), a pick from one is checked first by a third
   module (``twx.confirm``, see ``nlgrad.programs.irreversible``) that sees only that choice, what was read and
-  "none of these yet"; its answer is played, so a lesson about that choice has a route of its own;
+  "none of these yet", asked in two option orders; a family action is played only when both answers name it, so
+  a positional reply never plays an irreversible action, and a lesson about that choice has a route of its own;
 - action kinds a benchmark names as never moving its games forward (``low_priority``: cooking's ``put``/``drop``,
   which undo a take that scored) rank with ``examine`` and are not listed while fresh actions remain;
 - past steps are kept as compact (observation, action) turns, append-only and trimmed in blocks, and only the
@@ -51,7 +52,7 @@ from typing import Any
 from nlgrad.errors import StepCapReached
 from nlgrad.programs import program_template
 from nlgrad.programs.calculator import calculate, extract_expression
-from nlgrad.programs.irreversible import (CONFIRM_ROUTE, NONE_OF_THESE, confirm_options, family_of,
+from nlgrad.programs.irreversible import (CONFIRM_ROUTE, NONE_OF_THESE, agreed_choice, confirm_orders, family_of,
                                           is_irreversible, parse_confirmation)
 from nlgrad.runtime.context import Output, RunContext
 from nlgrad.runtime.module import Module
@@ -241,9 +242,11 @@ class TWXReActProgram:
     name = "twx_react"
 
     def __init__(self, benchmark=None, *, history_steps: int = 8, max_actions: int | None = None,
-                 loop_breaker: bool = True, history_obs_chars: int = 160, answer: str = "number"):
+                 loop_breaker: bool = True, history_obs_chars: int = 160, answer: str = "number",
+                 robust_confirm: bool = True):
         """``answer="text"`` lists the actions without numbers and asks for the action's text (``twx_react_text``):
-        the 0.5B agent's numbered replies are dominated by a few list positions (``scripts/agent_reply_stats.py``)."""
+        the 0.5B agent's numbered replies are dominated by a few list positions (``scripts/agent_reply_stats.py``).
+        ``robust_confirm=False`` asks the confirm module once, with one option order (see ``confirm_action``)."""
         if answer not in ("number", "text"):
             raise ValueError(f"answer must be 'number' or 'text', not {answer!r}")
         self.benchmark = benchmark
@@ -266,6 +269,7 @@ class TWXReActProgram:
         # A benchmark with irreversible action families (cooking's "cook X in ...", sciworld's "focus on ...") gets
         # the confirm module (see nlgrad.programs.irreversible).
         self.irreversible = tuple(getattr(benchmark, "irreversible", ()))
+        self.robust_confirm = robust_confirm
         # A benchmark may name action kinds that never move its games forward (cooking: "put ..."): listed last.
         self.low_priority = LOW_PRIORITY_PREFIXES + tuple(getattr(benchmark, "low_priority", ()))
         self.confirm = Module(route=CONFIRM_ROUTE, template=program_template("twx_confirm.j2"), role="agent",
@@ -278,26 +282,28 @@ class TWXReActProgram:
 
     def confirm_action(self, ctx: RunContext, after: Output, action: str, family: list[str], task_text: str,
                        read_text: str, shown: list[dict[str, Any]], tried_here: set[str]) -> tuple[str, Output]:
-        """The action to play instead of ``action``, an irreversible one of ``family``, as the confirm module
-        answers, and its output. "None of these" sets the family aside in this state (marked tried) and plays the
-        first untried shown action that is in no irreversible family (so nothing irreversible is played
-        unconfirmed; the act's pick when there is none); an unparsable reply keeps the pick."""
-        reply = ctx.call(self.confirm, after=[after], task=task_text, read_text=_clip(read_text, 600),
-                         options=confirm_options(family))
-        picked = reply.value["action"]
-        if picked is None:
-            return action, reply
-        if picked == NONE_OF_THESE:
+        """The action to play instead of ``action``, an irreversible one of ``family``, and the last confirm output.
+        The confirm module is asked with the options in each of :func:`confirm_orders` (the first only, without
+        ``robust_confirm``); a family action is played only when every answer names it. Otherwise ("none of
+        these", answers that differ, an unparsable one) the family is set aside in this state (marked tried) and the
+        first untried shown action that is in no irreversible family is played (the act's pick when there is none),
+        so nothing irreversible is played unconfirmed. The choice is recorded on the last confirm node."""
+        orders = confirm_orders(family)[:2 if self.robust_confirm else 1]
+        replies = [ctx.call(self.confirm, after=[after], task=task_text, read_text=_clip(read_text, 600),
+                            options=options) for options in orders]
+        answers = [r.value["action"] for r in replies]
+        picked = agreed_choice(answers)
+        if picked is None or picked == NONE_OF_THESE:
             tried_here.update(family)
             others = [a["text"] for a in shown if a["text"] not in tried_here
                       and not is_irreversible(a["text"], self.irreversible)]
-            if not others:
-                return action, reply
-            picked = others[0]
+            picked = others[0] if others else action
         if picked != action:
-            ctx.trace.update_node(reply.node, override={"chosen": picked, "instead_of": action,
-                                                        "reason": "confirmation of an irreversible action"})
-        return picked, reply
+            reason = ("confirmation of an irreversible action" if agreed_choice(answers) is not None
+                      else "irreversible action not confirmed: the answers differ")
+            ctx.trace.update_node(replies[-1].node, override={"chosen": picked, "instead_of": action,
+                                                              "answers": answers, "reason": reason})
+        return picked, replies[-1]
 
     def solve_problem(self, ctx: RunContext, text: str, after: Output) -> tuple[str, str] | None:
         """``(calculation, answer)`` for the math problem in ``text`` (the solve module writes the expression, the

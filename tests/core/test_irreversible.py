@@ -1,6 +1,7 @@
 """The confirm step for irreversible actions (programs/irreversible.py): families, options and reply parsing."""
 
-from nlgrad.programs.irreversible import NONE_OF_THESE, confirm_options, family_of, parse_confirmation
+from nlgrad.programs.irreversible import (NONE_OF_THESE, agreed_choice, confirm_orders, family_of,
+                                          parse_confirmation)
 
 COOK = (r"cook .+ in ",)
 VALID = ["cook red potato in oven", "cook red potato in stove", "cook red potato in toaster", "cook egg in stove",
@@ -29,12 +30,26 @@ def test_a_family_is_the_actions_sharing_the_patterns_match():
     assert family_of("focus on bee", focus, (r"focus on ",)) == ["focus on bee", "focus on frog", "focus on sink"]
 
 
-def test_confirm_options_end_with_none_of_these():
-    assert confirm_options(["focus on frog"]) == ["focus on frog", NONE_OF_THESE]
+def test_the_two_confirm_orders_put_every_option_at_another_position():
+    assert confirm_orders(["focus on frog"]) == (["focus on frog", NONE_OF_THESE], [NONE_OF_THESE, "focus on frog"])
+    for family in (["a"], ["a", "b"], ["a", "b", "c"], ["a", "b", "c", "d"]):
+        first, second = confirm_orders(family)
+        assert sorted(first) == sorted(second) and first[-1] == NONE_OF_THESE
+        # a reply that names a position (any number) never names the same option in both orders
+        assert all(first[i] != second[i] for i in range(len(first))), family
+
+
+def test_a_choice_is_agreed_only_when_every_answer_names_it():
+    assert agreed_choice(["focus on frog", "focus on frog"]) == "focus on frog"
+    assert agreed_choice([NONE_OF_THESE, NONE_OF_THESE]) == NONE_OF_THESE
+    assert agreed_choice(["focus on frog", "focus on sink"]) is None
+    assert agreed_choice(["focus on frog", None]) is None
+    assert agreed_choice([None, None]) is None
+    assert agreed_choice(["focus on frog"]) == "focus on frog"  # one order (robust_confirm=False)
 
 
 def test_parse_confirmation_reads_a_number_or_an_options_text_and_reports_garbage():
-    inputs = {"options": confirm_options(VALID[:3])}
+    inputs = {"options": confirm_orders(VALID[:3])[0]}
     assert parse_confirmation("3", inputs) == {"index": 2, "action": "cook red potato in toaster", "match": "number"}
     assert parse_confirmation(" 4.", inputs)["action"] == NONE_OF_THESE
     assert parse_confirmation("I would cook red potato in oven", inputs)["index"] == 0

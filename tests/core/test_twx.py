@@ -309,16 +309,21 @@ def test_cooking_lists_putting_an_ingredient_down_after_every_other_kind(make_lm
 
 
 @needs_java
-@pytest.mark.parametrize("confirm, played, lost", [
-    ("1", "cook yellow bell pepper in oven", False),  # the recipe says roast: the oven, as the act picked
-    ("2", "cook yellow bell pepper in stove", True),  # the stove fries it: the game is lost
-    ("4", "take chicken wing", False),  # none of these: the first untried other action is played
+@pytest.mark.parametrize("confirm, played, lost, agreed", [
+    # the recipe says roast: the oven, as the act picked ("1" in the first order, "2" in the rotated one)
+    (["1", "2"], "cook yellow bell pepper in oven", False, True),
+    (["2", "3"], "cook yellow bell pepper in stove", True, True),  # the stove fries it: the game is lost
+    (["4", "1"], "take chicken wing", False, True),  # none of these: the first untried other action is played
+    # a positional reply ("1" in both orders) names the oven, then "none": nothing is confirmed, nothing cooked
+    (["1", "1"], "take chicken wing", False, False),
+    (["3", "cook yellow bell pepper in oven"], "take chicken wing", False, False),  # toaster, then oven: differ
 ])
-def test_an_irreversible_pick_is_played_as_the_confirm_module_answers(make_lm, script, confirm, played, lost):
+def test_an_irreversible_pick_is_played_only_when_both_confirm_orders_name_it(make_lm, script, confirm, played,
+                                                                                lost, agreed):
     # dev seed 10000 (recipe: slice and roast the yellow bell pepper, roast the chicken wing); the act always
     # answers "1": read cookbook, open cutlery drawer, open dishwasher, open fridge, take yellow bell pepper, and then
-    # "cook yellow bell pepper in oven", which the confirm module checks against its three appliances
-    recorder = script(["1"] * 6 + [confirm])
+    # "cook yellow bell pepper in oven", which the confirm module checks against its three appliances, twice
+    recorder = script(["1"] * 6 + confirm)
     bench = load_benchmark("twx/cooking")
     program = load_program("twx_react", bench)
     assert program.routes == ["twx.act", "twx.confirm"]
@@ -328,25 +333,43 @@ def test_an_irreversible_pick_is_played_as_the_confirm_module_answers(make_lm, s
     assert r.error is None, r.error
     assert r.output["actions"][5] == played
     trace = result.traces[r.task_id]
-    (node,) = [n for n in trace.nodes(kind="module") if n["route"] == "twx.confirm"]
-    prompt = node["messages"][-1]["content"]
-    assert "roast the yellow bell pepper" in prompt  # what the agent read: the recipe
-    assert "1. cook yellow bell pepper in oven\n2. cook yellow bell pepper in stove\n" in prompt
-    assert "4. none of these yet" in prompt
+    first, second = [n for n in trace.nodes(kind="module") if n["route"] == "twx.confirm"]
+    for node in (first, second):
+        assert "roast the yellow bell pepper" in node["messages"][-1]["content"]  # what the agent read: the recipe
+    assert "1. cook yellow bell pepper in oven\n2. cook yellow bell pepper in stove\n" in first["messages"][-1]["content"]
+    assert "4. none of these yet" in first["messages"][-1]["content"]
+    assert ("1. none of these yet: do something else first\n2. cook yellow bell pepper in oven\n"
+            in second["messages"][-1]["content"])
+    assert not first.get("override")
     if played != "cook yellow bell pepper in oven":
-        assert node["override"] == {"chosen": played, "instead_of": "cook yellow bell pepper in oven",
-                                    "reason": "confirmation of an irreversible action"}
+        assert second["override"]["chosen"] == played
+        assert second["override"]["instead_of"] == "cook yellow bell pepper in oven"
+        assert (second["override"]["reason"] == "confirmation of an irreversible action") == agreed
     else:
-        assert "override" not in node or not node["override"]
-    assert not r.success and len(recorder.calls) == 7
+        assert not second.get("override")
+    assert not r.success and len(recorder.calls) == 8
     assert ("the game ended after 6 steps" in r.feedback) == lost and ("You fry the" in r.feedback) == lost
 
 
 @needs_java
+def test_one_confirm_order_without_robust_confirm(make_lm, script):
+    # robust_confirm=False: the first order only, as before; "1" plays the act's pick (the oven)
+    recorder = script(["1"] * 7)
+    bench = load_benchmark("twx/cooking")
+    program = load_program("twx_react", bench, robust_confirm=False)
+    result = Executor(benchmark=bench, program=program, lm=make_lm(), step_cap=6, progress=False,
+                      keep_traces=True).run(bench.tasks("dev", 1))
+    (r,) = result.results
+    assert r.output["actions"][5] == "cook yellow bell pepper in oven"
+    assert len(recorder.calls) == 7
+
+
+@needs_java
 def test_none_of_these_never_plays_another_irreversible_action_unconfirmed(make_lm, script):
-    # dev seed 10000 as above, with the act answering "1" and the confirm module "4" (none of these) every time:
-    # what is played instead of a set-aside family is never a cook or a cut that the confirm module did not check
-    script(["1"] * 6 + ["4", "1", "4", "1", "4", "1", "4", "1", "4", "1", "4", "1", "4", "1", "4", "1", "4"])
+    # dev seed 10000 as above, with the act answering "1" and then "4", "1" in turn: a confirm pair that reads
+    # "4", "1" agrees on "none of these", one that reads "1", "4" disagrees; either way what is played instead of a
+    # set-aside family is never a cook or a cut that the confirm module did not check
+    script(["1"] * 6 + ["4", "1"] * 12)
     bench = load_benchmark("twx/cooking")
     result = Executor(benchmark=bench, program=load_program("twx_react", bench), lm=make_lm(), step_cap=12,
                       progress=False, keep_traces=True).run(bench.tasks("dev", 1))
