@@ -11,7 +11,8 @@ choice: the task, what the agent read, the family's actions and "none of these y
 It is asked twice, with the options in two orders (:func:`confirm_orders`: the family then "none"; "none" then the
 family). A model that answers by position names different options in the two, so an irreversible action is
 played only when both answers name it (:func:`agreed_choice`); otherwise, or on "none", the family is set aside in
-that state and the first untried shown action that is in no irreversible family is played. Measured before this
+that state and the first untried shown action that is in no irreversible family is played (the act's pick, once no
+such action is left). Measured before this
 (one order): the 0.5B confirm module named a ScienceWorld focus in 58 of 66 calls and 7 of 10 find-living-thing
 episodes ended on a wrong one, while on cooking it answered "none", the last position, in all 88 calls.
 

@@ -33,8 +33,9 @@ What keeps a small frozen model *in capability* is program structure, fixed befo
 - where the benchmark names irreversible action families (``irreversible``: cooking's ``cook X in ...`` and
   ``slice/dice/chop X``, ScienceWorld's ``focus on ...``), a pick from one is checked first by a third
   module (``twx.confirm``, see ``nlgrad.programs.irreversible``) that sees only that choice, what was read and
-  "none of these yet", asked in two option orders; a family action is played only when both answers name it, so
-  a positional reply never plays an irreversible action, and a lesson about that choice has a route of its own;
+  "none of these yet", asked in two option orders; a family action is played on the module's say-so only when both
+  answers name it (a positional reply never confirms one; the act's pick is played once nothing else is listed),
+  and a lesson about that choice has a route of its own;
 - action kinds a benchmark names as never moving its games forward (``low_priority``: cooking's ``put``/``drop``,
   which undo a take that scored) rank with ``examine`` and are not listed while fresh actions remain;
 - past steps are kept as compact (observation, action) turns, append-only and trimmed in blocks, and only the
@@ -286,21 +287,22 @@ class TWXReActProgram:
         The confirm module is asked with the options in each of :func:`confirm_orders` (the first only, without
         ``robust_confirm``); a family action is played only when every answer names it. Otherwise ("none of
         these", answers that differ, an unparsable one) the family is set aside in this state (marked tried) and the
-        first untried shown action that is in no irreversible family is played (the act's pick when there is none),
-        so nothing irreversible is played unconfirmed. The choice is recorded on the last confirm node."""
+        first untried shown action that is in no irreversible family is played; only when there is none is the act's
+        pick played unconfirmed. The choice is recorded on the last confirm node."""
         orders = confirm_orders(family)[:2 if self.robust_confirm else 1]
         replies = [ctx.call(self.confirm, after=[after], task=task_text, read_text=_clip(read_text, 600),
                             options=options) for options in orders]
         answers = [r.value["action"] for r in replies]
-        picked = agreed_choice(answers)
-        if picked is None or picked == NONE_OF_THESE:
+        agreed = agreed_choice(answers)
+        picked = agreed
+        if agreed is None or agreed == NONE_OF_THESE:
             tried_here.update(family)
             others = [a["text"] for a in shown if a["text"] not in tried_here
                       and not is_irreversible(a["text"], self.irreversible)]
             picked = others[0] if others else action
         if picked != action:
-            reason = ("confirmation of an irreversible action" if agreed_choice(answers) is not None
-                      else "irreversible action not confirmed: the answers differ")
+            reason = ("confirmation of an irreversible action" if agreed is not None
+                      else "irreversible action not confirmed: the answers differ or one is unparsable")
             ctx.trace.update_node(replies[-1].node, override={"chosen": picked, "instead_of": action,
                                                               "answers": answers, "reason": reason})
         return picked, replies[-1]
