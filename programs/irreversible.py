@@ -12,9 +12,9 @@ It is asked twice, with the options in two orders (:func:`confirm_orders`: the f
 family). A model that answers by position names different options in the two, so an irreversible action is
 played only when both answers name it (:func:`agreed_choice`); otherwise, or on "none", the family is set aside in
 that state and the first untried shown action that is in no irreversible family is played (the act's pick, once no
-such action is left). Measured before this
-(one order): the 0.5B confirm module named a ScienceWorld focus in 58 of 66 calls and 7 of 10 find-living-thing
-episodes ended on a wrong one, while on cooking it answered "none", the last position, in all 88 calls.
+such action is left). Measured before this (one order): the 0.5B confirm module named a ScienceWorld focus in 58 of
+66 calls and 7 of 10 find-living-thing episodes ended on a wrong one, while on cooking it answered "none", the last
+position, in all 88 calls.
 
 The knowledge such a choice needs (which appliance roasts) is what a policy supplies, and it is a route-local
 correction the critic can aim at this node: ``scripts/probe_agent_knowledge.py --with-lesson`` measures whether the

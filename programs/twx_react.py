@@ -282,8 +282,9 @@ class TWXReActProgram:
         return [ROUTE] + [SOLVE_ROUTE] * self.solves_math + [CONFIRM_ROUTE] * bool(self.irreversible)
 
     def confirm_action(self, ctx: RunContext, after: Output, action: str, family: list[str], task_text: str,
-                       read_text: str, shown: list[dict[str, Any]], tried_here: set[str]) -> tuple[str, Output]:
-        """The action to play instead of ``action``, an irreversible one of ``family``, and the last confirm output.
+                       read_text: str, shown: list[dict[str, Any]], tried_here: set[str]) -> tuple[str, list[Output]]:
+        """The action to play instead of ``action``, an irreversible one of ``family``, and the confirm outputs that
+        decided it (the environment step is their child: the played action depends on every answer).
         The confirm module is asked with the options in each of :func:`confirm_orders` (the first only, without
         ``robust_confirm``); a family action is played only when every answer names it. Otherwise ("none of
         these", answers that differ, an unparsable one) the family is set aside in this state (marked tried) and the
@@ -305,7 +306,7 @@ class TWXReActProgram:
                       else "irreversible action not confirmed: the answers differ or one is unparsable")
             ctx.trace.update_node(replies[-1].node, override={"chosen": picked, "instead_of": action,
                                                               "answers": answers, "reason": reason})
-        return picked, replies[-1]
+        return picked, replies
 
     def solve_problem(self, ctx: RunContext, text: str, after: Output) -> tuple[str, str] | None:
         """``(calculation, answer)`` for the math problem in ``text`` (the solve module writes the expression, the
@@ -366,17 +367,18 @@ class TWXReActProgram:
                 chosen, overridden = pick_action(ctx, choice, actions, self.loop_breaker)
                 overrides += overridden
                 action = actions[chosen]["text"]
+            decided_by = [choice]  # the outputs the played action depends on: the environment step's parents
             family = family_of(action, obs.valid_actions, self.irreversible)  # [] without irreversible patterns
             if family:
-                action, choice = self.confirm_action(ctx, choice, action, family, task_text, read_text, actions,
-                                                     tried[state])
+                action, decided_by = self.confirm_action(ctx, choice, action, family, task_text, read_text, actions,
+                                                         tried[state])
             tried[state].add(action)
             history += [{"role": "user", "content": _clip(obs.text, self.history_obs_chars)},
                         {"role": "assistant", "content": action}]
             if len(history) > 2 * self.history_steps:  # drop the older half in one block (prefix changes rarely)
                 history = history[2 * (self.history_steps // 2):]
             try:
-                prev = ctx.env_step(action, after=[choice])
+                prev = ctx.env_step(action, after=decided_by)
             except StepCapReached:
                 break
             obs, last_action = prev.value.observation, action

@@ -341,6 +341,9 @@ def test_an_irreversible_pick_is_played_only_when_both_confirm_orders_name_it(ma
     assert ("1. none of these yet: do something else first\n2. cook yellow bell pepper in oven\n"
             in second["messages"][-1]["content"])
     assert not first.get("override")
+    # the played action depends on both answers: the environment step is a child of both confirm nodes
+    step = next(n for n in trace.nodes(kind="env") if n.get("action") == played)
+    assert {first["id"], second["id"]} <= set(trace.parents(step["id"]))
     if played != "cook yellow bell pepper in oven":
         assert second["override"]["chosen"] == played
         assert second["override"]["instead_of"] == "cook yellow bell pepper in oven"
