@@ -46,3 +46,59 @@ class InstructionFollowProgram:
         cap = self.respond.max_tokens or ctx.lm.settings.role(self.respond.role).max_tokens
         return {"response": reply.value, "completion_tokens": used, "max_tokens": cap,
                 "hit_token_cap": bool(used) and used >= cap}
+
+
+CHECKLIST_ROUTE = "if.checklist"
+REVISE_ROUTE = "if.revise"
+
+
+class InstructionChecklistProgram(InstructionFollowProgram):
+    """Two modules: ``if.checklist`` lists the request's instructions on form, then ``if.respond`` answers with that
+    list repeated after the request, where a small model attends to it most."""
+
+    name = "if_checklist"
+
+    def __init__(self, benchmark=None, *, max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float | None = None):
+        super().__init__(benchmark, max_tokens=max_tokens, temperature=temperature)
+        self.checklist = Module(route=CHECKLIST_ROUTE, template=program_template("if_checklist.j2"), role="agent",
+                                max_tokens=160, temperature=temperature, template_name="if_checklist.j2")
+        self.respond = Module(route=ROUTE, template=program_template("if_respond_checked.j2"), role="agent",
+                              parser=keep_reply, max_tokens=max_tokens, temperature=temperature,
+                              template_name="if_respond_checked.j2")
+
+    @property
+    def routes(self) -> list[str]:
+        return [CHECKLIST_ROUTE, ROUTE]
+
+    def run(self, task: Task, ctx: RunContext) -> dict[str, Any]:
+        checklist = ctx.call(self.checklist, prompt=task.inputs["prompt"])
+        reply = ctx.call(self.respond, after=checklist, prompt=task.inputs["prompt"], checklist=checklist)
+        return self._output(reply, ctx, self.respond)
+
+    def _output(self, reply, ctx: RunContext, module: Module) -> dict[str, Any]:
+        node = ctx.trace.node(reply.node)
+        used = int(node.get("completion_tokens") or 0)
+        cap = module.max_tokens or ctx.lm.settings.role(module.role).max_tokens
+        return {"response": reply.value, "completion_tokens": used, "max_tokens": cap,
+                "hit_token_cap": bool(used) and used >= cap}
+
+
+class InstructionReviseProgram(InstructionChecklistProgram):
+    """Two modules: ``if.respond`` drafts, ``if.revise`` rewrites the draft against the request's instructions."""
+
+    name = "if_revise"
+
+    def __init__(self, benchmark=None, *, max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float | None = None):
+        InstructionFollowProgram.__init__(self, benchmark, max_tokens=max_tokens, temperature=temperature)
+        self.revise = Module(route=REVISE_ROUTE, template=program_template("if_revise.j2"), role="agent",
+                             parser=keep_reply, max_tokens=max_tokens, temperature=temperature,
+                             template_name="if_revise.j2")
+
+    @property
+    def routes(self) -> list[str]:
+        return [ROUTE, REVISE_ROUTE]
+
+    def run(self, task: Task, ctx: RunContext) -> dict[str, Any]:
+        draft = ctx.call(self.respond, prompt=task.inputs["prompt"])
+        final = ctx.call(self.revise, after=draft, prompt=task.inputs["prompt"], draft=draft)
+        return self._output(final, ctx, self.revise)
