@@ -18,8 +18,6 @@ CATALOG: dict[str, str] = {
     "team_hotpot": "nlgrad.programs.team_hotpot:TeamHotpotProgram",
     "team_twx": "nlgrad.programs.team_twx:TeamTWXProgram",
     "if_follow": "nlgrad.programs.if_follow:InstructionFollowProgram",
-    "if_checklist": "nlgrad.programs.if_follow:InstructionChecklistProgram",
-    "if_revise": "nlgrad.programs.if_follow:InstructionReviseProgram",
     "tau2_agent": "nlgrad.programs.tau2_agent:Tau2AgentProgram",
     "tau2_idle_floor": "nlgrad.programs.tau2_agent:Tau2IdleFloor",
     "echo_floor": "nlgrad.programs.floors:EchoFloor",
