@@ -66,6 +66,7 @@ _VERBS = ("teleport to ", "go to ", "focus on ", "pick up ", "put down ", "look 
           "activate ", "deactivate ", "read ", "eat ", "flush ", "mix ", "move ", "use ", "pour ", "dunk ",
           "connect ", "disconnect ")
 _PAIR = {"move ": " to ", "use ": " on ", "pour ": " into ", "dunk ": " into ", "connect ": " to "}
+_MEASURED = "measures a temperature of"  # a thermometer's reading: what the agent learned, shown when it chooses
 _NEVER = ("reset task", "reset")  # would wipe the task's progress and focus
 _AMBIGUOUS = "Ambiguous request"
 
@@ -97,6 +98,45 @@ def focus_targets(task_text: str) -> list[set[str]]:
     return [_words(m) - _GENERIC for m in _FOCUS_TARGET.findall(task_text.lower())]
 
 
+# "Your task is to melt ice cream. First, focus on the substance.": the generic focus names the task's object.
+_TASK_OBJECT = re.compile(r"\byour task is to (?:melt|boil|freeze) (?:the |a |an )?([a-z0-9 ]+?)(?=\.|,|$)")
+
+
+def next_focus_words(task_text: str, focused: int = 0) -> set[str]:
+    """The words that name the next thing the task says to focus on, after ``focused`` accepted focuses: the
+    thermometer, then "unknown substance b" as {unknown} (one-letter words dropped: the simulator's object names
+    drop them, "unknown substance"); for a generic "focus on the substance" the object of "Your task is to melt X".
+    Empty when the task names no particular thing (find-living-thing's "the thing") or every focus is done, and
+    when the words are a description ("the animal with the longest life span") rather than a name: more than three."""
+    targets = focus_targets(task_text)
+    if focused >= len(targets):
+        return set()
+    words = {w for w in targets[focused] if len(w) > 1}
+    if not words:
+        named = _TASK_OBJECT.search(task_text.lower())
+        words = {w for w in _words(named.group(1)) if len(w) > 1} if named else set()
+    return words if len(words) <= 3 else set()
+
+
+def _head(obj: str) -> set[str]:
+    """The words of what an object is, not where: 'cup containing ice cream' -> {cup}, 'soap in kitchen' -> {soap}."""
+    return _words(re.split(r" (?:containing|in|on) ", obj)[0])
+
+
+def settled_by_task(action: str, task_text: str, focused: int = 0) -> bool:
+    """Whether the task's own words settle ``action``, irreversible as it is: a ``focus on`` the object the task
+    names as its next focus (every word of :func:`next_focus_words` in the object's name), or, once every focus is
+    made, a move to the task's one destination ("Then, move it to the red box"). A move to one of two destinations
+    (use-thermometer's "above 50.0 degrees ... the green box", "below ... the blue box") is the agent's choice."""
+    verb, obj, target = _parse(action)
+    if verb == "focus on ":
+        words = next_focus_words(task_text, focused)
+        return bool(words) and words <= _head(obj)
+    places = {" ".join(_words(p)) for p in _DESTINATION.findall(task_text.lower())}
+    return (verb == "move " and len(places) == 1 and focused >= len(focus_targets(task_text))
+            and _words(target) == set(next(iter(places)).split()))
+
+
 def _parse(action: str) -> tuple[str, str, str]:
     """'move apple in bowl to red box' -> ('move ', 'apple in bowl', 'red box'); unknown verbs -> (action, '', '')."""
     for verb in _VERBS:
@@ -122,13 +162,15 @@ def _held(inventory: str) -> set[str]:
 
 
 def select_actions(valid: list[str], task_text: str, room: str, visited: list[str], look: str = "",
-                   inventory: str = "", limit: int = MAX_ACTIONS, focused: int = 0) -> list[str]:
+                   inventory: str = "", limit: int = MAX_ACTIONS, focused: int = 0,
+                   seen: dict[str, str] | None = None) -> list[str]:
     """A bounded, useful subset of ScienceWorld's valid actions (see the module docstring), best first.
 
     Each kind of action has a quota (``QUOTAS``) filled by its best-scored candidates, so no single kind (there are
     hundreds of ``move`` pairs) crowds out the others; ``wait1`` keeps the last slot. Scores: overlap of an
     object's name with the task's words; things held (from ``inventory``) in a ``move``/``use``, more so as its
-    target; appliances (``look`` says "which is turned on/off") as the target of ``move``.
+    target; appliances (``look`` says "which is turned on/off") as the target of ``move``. ``seen`` maps the rooms
+    visited to what was in them (their ``look``), for the search for the task's next focus.
     """
     task_words = _words(task_text)
     task_lower = task_text.lower()
@@ -137,7 +179,9 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
     rooms = teleports | neighbours
     skip = rooms | {"agent", "air", "inventory", room}
     holding = _held(inventory)
-    appliances = set(re.findall(r"\ban? ([a-z ]+?), which is turned", look.lower()))
+    # Appliances (a stove, a sink: ``look`` says "which is turned on/off") matter where the task changes a state.
+    appliances = set(re.findall(r"\ban? ([a-z ]+?), which is turned", look.lower())) if _TASK_OBJECT.search(
+        task_lower) else set()
 
     def excluded(obj: str) -> bool:
         return not obj or obj in skip or "door" in obj
@@ -145,8 +189,18 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
     def held(obj: str) -> bool:  # referents drop trailing letters: 'unknown substance' for 'unknown substance b'
         return obj.endswith(" in inventory") or any(h == obj or h.startswith(obj + " ") for h in holding)
 
-    focus_words = task_words - destination_words(task_text) - _GENERIC
+    destinations = destination_words(task_text)
+    focus_words = task_words - destinations - _GENERIC
+    next_words = next_focus_words(task_text, focused)
+    # Where the thing the task names as its next focus is neither in sight nor held, looking for it comes first:
+    # opening containers where the simulator lists it anyway (the ice cream in a closed freezer), else travelling.
+    in_sight = _words(f"{look} {inventory}")
+    visible = bool(next_words) and next_words <= in_sight
+    hidden = not visible and bool(next_words) and any(
+        next_words <= _head(_parse(a)[1]) for a in valid if a.startswith(("focus on ", "pick up ")))
+    search = bool(next_words) and not visible and not hidden
     targets = focus_targets(task_text)
+    named_things = [next_focus_words(task_text, i) for i in range(len(targets))]
     later_targets = set().union(*targets[focused + 1:]) - set().union(*targets[: focused + 1]) if targets else set()
 
     def relevance(obj: str, words: set[str] = task_words) -> float:
@@ -164,13 +218,25 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
                 continue
             kind = "travel"
             score = 3.0 if obj in task_lower else -1.0 if obj in visited else 1.5 if verb == "go to " else 1.0
+            if search:  # to a room where the thing was seen, else to one not visited yet
+                score += (SEARCH_BONUS + 2.0 if next_words <= _words((seen or {}).get(obj, ""))
+                          else SEARCH_BONUS if obj not in visited else 0.0)
         elif verb in ("focus on ", "pick up ", "open ", "activate ", "read "):
             if excluded(obj) or (verb == "pick up " and held(obj)):
                 continue
             score = relevance(obj, focus_words if verb == "focus on " else task_words)
-            if verb == "focus on " and (score <= 0 or _words(obj) & later_targets):
+            if verb == "focus on " and (score <= 0 or _words(obj) & later_targets or hidden):
                 score = UNRELATED_FOCUS  # irreversible: never listed above safer actions unless the task names it
                 # (and names it as the next thing to focus on: the thermometer before the substance)
+            elif verb == "focus on " and visible and next_words <= _head(obj):
+                score += NAMED_FOCUS_BONUS
+            elif verb == "pick up " and any(words and words <= _head(obj) and words <= in_sight
+                                            for words in named_things[: focused + 1]):
+                score += NAMED_PICK_UP_BONUS  # a thing the task names for a focus: kept at hand (the thermometer)
+            elif verb == "open " and hidden:
+                score += SEARCH_BONUS
+            elif verb == "activate " and obj in appliances:
+                score += 3.0  # a heat source, where the task changes a state of matter
         elif verb in ("move ", "use "):
             if excluded(obj) or excluded(target) or obj == target or (verb == "use " and not held(obj)):
                 continue
@@ -181,6 +247,12 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
                 continue  # e.g. moving whatever is held to any piece of furniture
             score = (relevance(target) + relevance(obj) / 2 + (1.0 if held(obj) or held(target) else 0.0)
                      + (1.0 if held(target) else 0.0) + (0.5 if target in appliances else 0.0))
+            if verb == "use " and any(words and words <= _head(target) for words in named_things[:focused]):
+                score += 3.0  # a held instrument on a thing the task named and that is focused: measuring it
+            if verb == "move " and held(obj) and relevance(target) <= 0 and target not in appliances:
+                score += PUT_DOWN_PENALTY  # putting a held thing down somewhere the task does not name undoes a take
+            elif verb == "move " and focused < len(targets) and _words(target) & destinations:
+                score += PUT_DOWN_PENALTY  # the task's destination comes after its focuses ("Then, move it to")
         else:
             continue
         by_kind.setdefault(kind, {})[action] = score
@@ -202,6 +274,12 @@ QUOTAS = {"travel": 6, "focus on ": 7, "pick up ": 3, "move ": 4, "use ": 2, "op
 # tends to pick the first listed action, so these go after every other kind (still listed: the task may not name its
 # target, e.g. find-living-thing).
 UNRELATED_FOCUS = -3.0
+# The focus the task names as its next one ("First, focus on the thermometer.") goes first, taking that thing just
+# after it; while it is neither here nor held, unvisited rooms rank above the other kinds (see select_actions).
+NAMED_FOCUS_BONUS = 20.0
+NAMED_PICK_UP_BONUS = 10.0
+SEARCH_BONUS = 6.0
+PUT_DOWN_PENALTY = -6.0
 KIND_BONUS = {"travel": 0.0, "focus on ": 1.0, "pick up ": 0.9, "move ": 0.5, "use ": 0.5, "open ": 0.6,
               "activate ": 0.7, "read ": 0.4}
 
@@ -230,30 +308,36 @@ class ScienceWorldEnvironment:
             raise BenchmarkError(f"could not start ScienceWorld (is Java installed?): {exc}") from None
         self.task_description = ""
         self.visited: list[str] = []
+        self.seen: dict[str, str] = {}  # room -> what was there when last seen
         self.focused = 0
         self.verbs: list[str] = []  # the simulator's action verbs, known once a task is loaded
         self._last: Observation | None = None
 
-    def _observation(self, message: str, infos: dict[str, Any]) -> Observation:
+    def _observation(self, message: str, infos: dict[str, Any], reading: bool = False) -> Observation:
+        """``reading``: the message is a measurement of a thing the task names (shown when the agent chooses)."""
         look = infos.get("look", "").strip()
         inventory = infos.get("inv", "").strip()
         match = _ROOM.search(look)
         room = match.group(1) if match else ""
         if room and room not in self.visited:
             self.visited.append(room)
+        if room:
+            self.seen[room] = look
         text = message.strip()
         if look and look not in text:  # "You move to the outside." says nothing about what is there
             text = f"{text}\n\n{look}" if text else look
         if inventory and "nothing" not in inventory.splitlines()[-1]:
             text += f"\n\n{inventory}"
         actions = select_actions(list(infos.get("valid", [])), self.task_description, room, self.visited, look,
-                                 inventory, self.max_actions, self.focused)
+                                 inventory, self.max_actions, self.focused, self.seen)
         return Observation(
             text=text, valid_actions=actions,
             info={"look": look, "inventory": inventory, "room": room, "state_key": f"{look}\n{inventory}",
                   "task": self.task_description, "moves": infos.get("moves", 0), "raw_score": infos.get("score", 0),
                   "message": message.strip(), "n_valid": len(infos.get("valid", [])),
-                  "free_text_verbs": self.verbs},
+                  "free_text_verbs": self.verbs,
+                  "settled_actions": [a for a in actions if settled_by_task(a, self.task_description, self.focused)],
+                  **({"reading": message.strip()} if reading else {})},
         )
 
     def reset(self, task: Task) -> Observation:
@@ -264,6 +348,7 @@ class ScienceWorldEnvironment:
         obs, infos = self._env.reset()
         self.task_description = " ".join(infos.get("taskDesc", "").replace("Task Description:", "").split())
         self.visited = []
+        self.seen = {}
         self.focused = 0  # how many "focus on" actions the simulator accepted
         self._last = self._observation(obs, infos)
         return self._last
@@ -288,7 +373,11 @@ class ScienceWorldEnvironment:
         if action.startswith("focus on ") and message.lower().startswith("you focus on"):
             self.focused += 1
         success = bool(done) and raw >= 100
-        self._last = self._observation(message, infos)
+        verb, _, measured = _parse(action)
+        reading = _MEASURED in message and verb == "use " and any(
+            words and words <= _head(measured) for words in map(lambda i: next_focus_words(self.task_description, i),
+                                                                range(len(focus_targets(self.task_description)))))
+        self._last = self._observation(message, infos, reading)
         return StepResult(observation=self._last, reward=float(reward), done=bool(done or failure or success),
                           score=max(0.0, min(1.0, raw / 100)), success=success,
                           info={"failure": failure, "raw_score": raw})
@@ -308,7 +397,9 @@ class ScienceWorldBenchmark:
     default_step_cap = 30
     max_actions = MAX_ACTIONS  # read by twx_react: show the whole bounded list
     actions_ranked = True  # read by twx_react: keep select_actions' order (no second ranking by task words)
-    irreversible = (r"focus on ",)  # read by twx_react: a wrong focus ends the task, so a pick is confirmed first
+    # Read by twx_react: a wrong focus, or a move of the focused thing to the wrong box, ends the task at -100, so
+    # a pick is confirmed first (unless the task's words settle it: the observation's "settled_actions").
+    irreversible = (r"focus on ", r"move (?P<obj>.+) to (?:[a-z]+ )?box$")
 
     def __init__(self, task: str | None = "find-living-thing", simplifications: str = SIMPLIFICATIONS):
         task = task or "find-living-thing"

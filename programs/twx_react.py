@@ -35,7 +35,8 @@ What keeps a small frozen model *in capability* is program structure, fixed befo
   module (``twx.confirm``, see ``nlgrad.programs.irreversible``) that sees only that choice, what was read and
   "none of these yet", asked in two option orders; a family action is played on the module's say-so only when both
   answers name it (a positional reply never confirms one; the act's pick is played once nothing else is listed),
-  and a lesson about that choice has a route of its own;
+  and a lesson about that choice has a route of its own; one the task's own words name (an observation's
+  ``settled_actions``: ScienceWorld's "First, focus on the thermometer.") is played without the check;
 - action kinds a benchmark names as never moving its games forward (``low_priority``: cooking's ``put``/``drop``,
   which undo a take that scored) rank with ``examine`` and are not listed while fresh actions remain;
 - past steps are kept as compact (observation, action) turns, append-only and trimmed in blocks, and only the
@@ -282,14 +283,15 @@ class TWXReActProgram:
         return [ROUTE] + [SOLVE_ROUTE] * self.solves_math + [CONFIRM_ROUTE] * bool(self.irreversible)
 
     def confirm_action(self, ctx: RunContext, after: Output, action: str, family: list[str], task_text: str,
-                       read_text: str, shown: list[dict[str, Any]], tried_here: set[str]) -> tuple[str, list[Output]]:
+                       read_text: str, shown: list[dict[str, Any]], tried_here: set[str],
+                       settled: tuple[str, ...] | list[str] = ()) -> tuple[str, list[Output]]:
         """The action to play instead of ``action``, an irreversible one of ``family``, and the confirm outputs that
         decided it (the environment step is their child: the played action depends on every answer).
         The confirm module is asked with the options in each of :func:`confirm_orders` (the first only, without
         ``robust_confirm``); a family action is played only when every answer names it. Otherwise ("none of
         these", answers that differ, an unparsable one) the family is set aside in this state (marked tried) and the
-        first untried shown action that is in no irreversible family is played; only when there is none is the act's
-        pick played unconfirmed. The choice is recorded on the last confirm node."""
+        first untried shown action that is in no irreversible family, or is ``settled``, is played; only when there is
+        none is the act's pick played unconfirmed. The choice is recorded on the last confirm node."""
         orders = confirm_orders(family)[:2 if self.robust_confirm else 1]
         replies = [ctx.call(self.confirm, after=[after], task=task_text, read_text=_clip(read_text, 600),
                             options=options) for options in orders]
@@ -297,9 +299,9 @@ class TWXReActProgram:
         agreed = agreed_choice(answers)
         picked = agreed
         if agreed is None or agreed == NONE_OF_THESE:
-            tried_here.update(family)
+            tried_here.update(a for a in family if a not in settled)
             others = [a["text"] for a in shown if a["text"] not in tried_here
-                      and not is_irreversible(a["text"], self.irreversible)]
+                      and (a["text"] in settled or not is_irreversible(a["text"], self.irreversible))]
             picked = others[0] if others else action
         if picked != action:
             reason = ("confirmation of an irreversible action" if agreed is not None
@@ -369,9 +371,10 @@ class TWXReActProgram:
                 action = actions[chosen]["text"]
             decided_by = [choice]  # the outputs the played action depends on: the environment step's parents
             family = family_of(action, obs.valid_actions, self.irreversible)  # [] without irreversible patterns
-            if family:
+            settled = obs.info.get("settled_actions", ())  # irreversible, but the task's own words name them
+            if family and action not in settled:
                 action, decided_by = self.confirm_action(ctx, choice, action, family, task_text, read_text, actions,
-                                                         tried[state])
+                                                         tried[state], settled)
             tried[state].add(action)
             history += [{"role": "user", "content": _clip(obs.text, self.history_obs_chars)},
                         {"role": "assistant", "content": action}]
@@ -384,8 +387,8 @@ class TWXReActProgram:
             obs, last_action = prev.value.observation, action
             note_outcome(lowered, action, prev.value.reward)
             (fruitless.add if prev.value.reward <= 0 else fruitless.discard)(action)
-            if action.startswith("read "):
-                read_text = obs.text
+            if action.startswith("read ") or obs.info.get("reading"):  # a reading: sciworld's thermometer
+                read_text = obs.info.get("reading") or obs.text
                 solved = self.solve_problem(ctx, read_text, prev) if self.solves_math else None
                 calculation, answer = solved or (calculation, answer)
         return {"actions": ctx.episode.actions if ctx.episode else [], "overrides": overrides, "visited": visited,

@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from nlgrad.benchmarks.sciworld import (FOLDS, MAX_ACTIONS, ScienceWorldBenchmark, destination_words, focus_targets,
-                                        select_actions)
+                                        next_focus_words, select_actions, settled_by_task)
 from nlgrad.errors import BenchmarkError
 from nlgrad.programs.twx_react import free_form_action, parse_choice
 from nlgrad.runtime.executor import Executor
@@ -93,8 +93,11 @@ def test_select_actions_is_bounded_and_useful():
     assert len(actions) <= MAX_ACTIONS and len(set(actions)) == len(actions)
     assert set(actions) <= set(KITCHEN_VALID)
     assert actions[-1] == "wait1"
-    for action in ("go to outside", "focus on red box", "move orange in inventory to red box",
-                   "move apple to red box", "pick up apple", "open fridge", "activate stove"):
+    for action in ("go to outside", "focus on red box", "pick up apple", "open fridge", "activate stove"):
+        assert action in actions, action
+    assert "move orange in inventory to red box" not in actions  # the destination comes after the focus
+    actions = select_actions(KITCHEN_VALID, task, "kitchen", ["kitchen"], look, inventory, focused=1)
+    for action in ("move orange in inventory to red box", "move apple to red box"):
         assert action in actions, action
     for action in ("reset task", "teleport to kitchen", "teleport to outside", "go to door to outside",
                    "focus on agent", "focus on door to outside", "pick up orange in inventory", "look at apple",
@@ -110,7 +113,8 @@ def test_a_focus_the_task_does_not_name_is_listed_after_every_other_kind():
     valid = ["focus on axe", "focus on ice cream", "go to hallway", "pick up axe", "teleport to kitchen",
              "teleport to hallway", "wait1", "look around"]
     task = "Your task is to melt ice cream. First, focus on the substance."
-    assert select_actions(valid, task, "workshop", ["workshop"]) == [
+    look = "This room is called the workshop. In it, you see:\n\tan axe\n\tice cream"
+    assert select_actions(valid, task, "workshop", ["workshop"], look) == [
         "focus on ice cream", "go to hallway", "teleport to kitchen", "pick up axe", "focus on axe", "wait1"]
 
 
@@ -127,9 +131,60 @@ def test_a_focus_on_the_destination_a_generic_word_or_a_later_target_is_listed_l
               "Next, focus on the unknown substance B. If it is above 50.0 degrees, place it in the green box.")
     assert focus_targets(thermo) == [{"thermometer"}, {"unknown", "b"}]
     valid = ["focus on thermometer", "focus on unknown substance b", "go to hallway", "wait1"]
-    assert select_actions(valid, thermo, "bathroom", [])[0] == "focus on thermometer"
-    assert select_actions(valid, thermo, "bathroom", [])[-2] == "focus on unknown substance b"  # not yet
-    assert select_actions(valid, thermo, "bathroom", [], focused=1)[0] == "focus on unknown substance b"
+    look = "This room is called the bathroom. In it, you see:\n\ta thermometer\n\tunknown substance B"
+    assert select_actions(valid, thermo, "bathroom", [], look)[0] == "focus on thermometer"
+    assert select_actions(valid, thermo, "bathroom", [], look)[-2] == "focus on unknown substance b"  # not yet
+    assert select_actions(valid, thermo, "bathroom", [], look, focused=1)[0] == "focus on unknown substance b"
+
+
+THERMO = ("Your task is to measure the temperature of unknown substance B, which is located around the bathroom. "
+          "First, focus on the thermometer. Next, focus on the unknown substance B. If the unknown substance B "
+          "temperature is above 50.0 degrees celsius, place it in the green box. If the unknown substance B "
+          "temperature is below 50.0 degrees celsius, place it in the blue box. The boxes are located around the "
+          "bathroom.")
+
+
+def test_the_focus_the_task_names_is_settled_by_its_words():
+    assert next_focus_words(THERMO) == {"thermometer"}
+    assert next_focus_words(THERMO, 1) == {"unknown"}  # "B": the simulator names it "unknown substance"
+    assert next_focus_words(THERMO, 2) == set()
+    assert next_focus_words("Your task is to melt soap. First, focus on the substance.") == {"soap"}
+    for described in ("Your task is to find the animal with the longest life span. Focus on the animal with the "
+                      "longest life span.", "Your task is to find a(n) living thing. First, focus on the thing."):
+        assert next_focus_words(described) == set()  # knowledge decides these: the agent's choice
+    assert settled_by_task("focus on thermometer in inventory", THERMO)
+    assert not settled_by_task("focus on unknown substance", THERMO)  # not yet: the thermometer comes first
+    assert settled_by_task("focus on unknown substance", THERMO, focused=1)
+    assert not settled_by_task("focus on cup containing thermometer", THERMO)  # the cup is not the thermometer
+    for box in ("green box", "blue box"):  # two destinations, by temperature: the agent's choice
+        assert not settled_by_task(f"move unknown substance to {box}", THERMO, focused=2)
+    living = "Your task is to find a(n) living thing. First, focus on the thing. Then, move it to the red box."
+    assert settled_by_task("move baby bee in inventory to red box", living, focused=1)
+    assert not settled_by_task("move baby bee in inventory to red box", living)  # before the focus
+    assert not settled_by_task("move baby bee in inventory to blue box", living, focused=1)
+
+
+def test_the_named_focus_is_looked_for_where_seen_then_in_unvisited_rooms():
+    valid = ["teleport to kitchen", "teleport to bathroom", "teleport to workshop", "pick up unknown substance",
+             "focus on unknown substance", "move unknown substance to green box", "wait1"]
+    here = "This room is called the bathroom. In it, you see:\n\tunknown substance B\n\ta green box"
+    actions = select_actions(valid, THERMO, "bathroom", ["bathroom", "kitchen"], here)
+    assert actions[0] == "teleport to workshop"  # no thermometer in sight: an unvisited room first
+    assert actions.index("focus on unknown substance") > actions.index("pick up unknown substance")  # not yet
+    done = select_actions(valid, THERMO, "bathroom", ["bathroom", "kitchen"], here, focused=2)
+    move = "move unknown substance to green box"
+    assert done.index(move) < actions.index(move)  # the destination ranks higher once both focuses are made
+    assert actions.index(move) > actions.index("pick up unknown substance")
+    held = "In your inventory, you see:\n\ta thermometer"
+    elsewhere = "This room is called the kitchen. In it, you see:\n\ta chair"
+    kitchen = ["teleport to bathroom", "teleport to workshop", "focus on thermometer in inventory", "wait1"]
+    actions = select_actions(kitchen, THERMO, "kitchen", ["bathroom", "kitchen"], elsewhere, held, focused=1,
+                             seen={"bathroom": here, "kitchen": elsewhere})
+    assert actions[0] == "teleport to bathroom"  # the substance was seen there
+    hidden = select_actions(["open freezer", "focus on ice cream", "go to hallway", "wait1"],
+                            "Your task is to melt ice cream. First, focus on the substance.", "kitchen", ["kitchen"],
+                            "This room is called the kitchen. In it, you see:\n\ta freezer. The door is closed.")
+    assert hidden[0] == "open freezer" and hidden[-2] == "focus on ice cream"  # listed, not in sight: in there
 
 
 # --------------------------------------------------------------------------------------------------- the metric
@@ -252,6 +307,31 @@ def test_react_program_plays_numbers_free_text_and_overrides_garbage(script, mak
     assert calls[1].get("override", {}).get("reason") == "unparsable reply"  # '%%%' -> first untried action
     assert actions[2] == "look around" and len(actions) == 3 == r.steps
     assert "free_verbs" in calls[0]["inputs"] and len(calls[0]["inputs"]["actions"]) <= MAX_ACTIONS
+
+
+@_sim
+def test_focuses_the_task_names_are_played_unconfirmed_and_the_box_choice_is_confirmed(script, make_lm):
+    # use-thermometer dev 270, an agent that answers "1" to everything: the program goes to the kitchen, focuses
+    # on the thermometer and takes it, returns to the substance, focuses on it, takes it and measures it, with no
+    # confirm call for either focus (the task names both). Which box is the agent's choice, shown the reading: "1"
+    # in both orders names a box, then "none of these", so no box is played.
+    script(["1"] * 30)
+    bench = load_benchmark("sciworld/use-thermometer")
+    result = Executor(benchmark=bench, program=load_program("twx_react", bench), lm=make_lm(), step_cap=10,
+                      progress=False, keep_traces=True).run(bench.tasks("dev", 1))
+    (r,) = result.results
+    assert r.error is None, r.error
+    assert r.output["actions"][:7] == [
+        "go to kitchen", "focus on thermometer", "pick up thermometer", "go to bathroom",
+        "focus on unknown substance", "pick up unknown substance", "use thermometer on unknown substance"]
+    assert r.details["raw_score"] == 92 and not r.success
+    trace = result.traces[r.task_id]
+    confirms = [n for n in trace.nodes(kind="module") if n["route"] == "twx.confirm"]
+    measured = next(n for n in trace.nodes(kind="env") if n.get("action", "").startswith("use thermometer"))
+    assert confirms and min(n["order"] for n in confirms) > measured["order"]  # none for the focuses
+    prompt = confirms[0]["messages"][-1]["content"]
+    assert "measures a temperature of" in prompt and "to green box" in prompt and "to blue box" in prompt
+    assert not any(a.endswith(" box") and a.startswith("move ") for a in r.output["actions"])
 
 
 # ------------------------------------------------------------------------------------------ with the real model
