@@ -11,8 +11,9 @@ import shutil
 
 import pytest
 
-from nlgrad.benchmarks.sciworld import (FOLDS, MAX_ACTIONS, ScienceWorldBenchmark, destination_words, focus_targets,
-                                        next_focus_words, select_actions, settled_by_task)
+from nlgrad.benchmarks.sciworld import FOLDS, ScienceWorldBenchmark
+from nlgrad.benchmarks.sciworld_actions import (MAX_ACTIONS, destination_words, focus_targets, is_reading,
+                                                next_focus_words, select_actions, settled_by_task)
 from nlgrad.errors import BenchmarkError
 from nlgrad.programs.twx_react import free_form_action, parse_choice
 from nlgrad.runtime.executor import Executor
@@ -158,6 +159,9 @@ def test_the_focus_the_task_names_is_settled_by_its_words():
     assert not settled_by_task("focus on cup containing thermometer", THERMO)  # the cup is not the thermometer
     for box in ("green box", "blue box"):  # two destinations, by temperature: the agent's choice
         assert not settled_by_task(f"move unknown substance to {box}", THERMO, focused=2)
+    reading = "the thermometer measures a temperature of 31 degrees celsius"
+    assert is_reading("use thermometer in inventory on unknown substance", reading, THERMO)
+    assert not is_reading("use thermometer in inventory on blue box", reading, THERMO)  # not the task's thing
     living = "Your task is to find a(n) living thing. First, focus on the thing. Then, move it to the red box."
     assert settled_by_task("move baby bee in inventory to red box", living, focused=1)
     assert not settled_by_task("move baby bee in inventory to red box", living)  # before the focus
