@@ -163,6 +163,7 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
     search = bool(next_words) and not visible and not hidden
     targets = focus_targets(task_text)
     named_things = [next_focus_words(task_text, i) for i in range(len(targets))]
+    named_focus = bool(next_words)  # the task names the thing (not "the animal with the longest life span")
     later_targets = set().union(*targets[focused + 1:]) - set().union(*targets[: focused + 1]) if targets else set()
 
     def relevance(obj: str, words: set[str] = task_words) -> float:
@@ -186,6 +187,8 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
         elif verb in ("focus on ", "pick up ", "open ", "activate ", "read "):
             if excluded(obj) or (verb == "pick up " and held(obj)):
                 continue
+            if verb == "focus on " and (named_focus and not next_words <= _head(obj) or len(targets) <= focused):
+                continue  # the task names its next focus, and this is another thing; or every focus is made
             score = relevance(obj, focus_words if verb == "focus on " else task_words)
             if verb == "focus on " and (score <= 0 or _words(obj) & later_targets or hidden):
                 score = UNRELATED_FOCUS  # irreversible: never listed above safer actions unless the task names it
