@@ -58,3 +58,22 @@ def make_lm(settings):
         return LM(kwargs.pop("settings", settings), sleep=lambda s: None, **kwargs)
 
     return build
+
+
+@pytest.fixture
+def play_scripted(script, make_lm):
+    """``play_scripted(benchmark_id, replies, step_cap)`` runs ``twx_react`` (or ``program``) on the benchmark's first
+    dev task with scripted LM replies; returns ``(result, task_result, trace)``, after checking it ran without error."""
+    from nlgrad.runtime.executor import Executor
+    from nlgrad.runtime.registry import load_benchmark, load_program
+
+    def play(benchmark_id: str, replies, step_cap: int, program: str = "twx_react"):
+        script(replies)
+        bench = load_benchmark(benchmark_id)
+        result = Executor(benchmark=bench, program=load_program(program, bench), lm=make_lm(), step_cap=step_cap,
+                          progress=False, keep_traces=True).run(bench.tasks("dev", 1))
+        (r,) = result.results
+        assert r.error is None, r.error
+        return result, r, result.traces[r.task_id]
+
+    return play

@@ -319,22 +319,16 @@ def test_react_program_plays_numbers_free_text_and_overrides_garbage(script, mak
 
 
 @_sim
-def test_focuses_the_task_names_are_played_unconfirmed_and_the_box_choice_is_confirmed(script, make_lm):
+def test_focuses_the_task_names_are_played_unconfirmed_and_the_box_choice_is_confirmed(play_scripted):
     # use-thermometer dev 270, an agent that answers "1" to everything: the program goes to the kitchen, focuses
     # on the thermometer and takes it, returns to the substance, focuses on it, takes it and measures it, with no
     # confirm call for either focus (the task names both). Which box is the agent's choice, shown the reading: "1"
     # in both orders names a box, then "none of these", so no box is played.
-    script(["1"] * 30)
-    bench = load_benchmark("sciworld/use-thermometer")
-    result = Executor(benchmark=bench, program=load_program("twx_react", bench), lm=make_lm(), step_cap=10,
-                      progress=False, keep_traces=True).run(bench.tasks("dev", 1))
-    (r,) = result.results
-    assert r.error is None, r.error
+    result, r, trace = play_scripted("sciworld/use-thermometer", ["1"] * 30, step_cap=10)
     assert r.output["actions"][:7] == [
         "go to kitchen", "focus on thermometer", "pick up thermometer", "go to bathroom",
         "focus on unknown substance", "pick up unknown substance", "use thermometer on unknown substance"]
     assert r.details["raw_score"] == 92 and not r.success
-    trace = result.traces[r.task_id]
     confirms = [n for n in trace.nodes(kind="module") if n["route"] == "twx.confirm"]
     measured = next(n for n in trace.nodes(kind="env") if n.get("action", "").startswith("use thermometer"))
     assert confirms and min(n["order"] for n in confirms) > measured["order"]  # none for the focuses

@@ -77,16 +77,10 @@ def test_rank_actions_lists_an_action_that_lowered_the_score_after_the_other_unt
 
 
 @needs_java
-def test_a_move_that_lowered_the_score_is_marked_in_later_states(make_lm, script):
+def test_a_move_that_lowered_the_score_is_marked_in_later_states(play_scripted):
     # twc: a wrong "put X in Y" costs score; with a positional agent (always "1") the program must not keep
     # offering it as a fresh move when the room has changed
-    script(["1"] * 30)
-    bench = load_benchmark("twx/twc")
-    result = Executor(benchmark=bench, program=load_program("twx_react", bench), lm=make_lm(), step_cap=30,
-                      progress=False, keep_traces=True).run(bench.tasks("dev", 1))
-    (r,) = result.results
-    assert r.error is None, r.error
-    trace = result.traces[r.task_id]
+    _, r, trace = play_scripted("twx/twc", ["1"] * 30, step_cap=30)
     steps = [n for n in trace.nodes(kind="env") if n["route"] == "env.step"]
     prompts = [n["messages"][-1]["content"] for n in trace.nodes(kind="module")]
     worse = [(i, s["action"]) for i, s in enumerate(steps) if float(s["reward"]) < 0]
