@@ -163,7 +163,6 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
     search = bool(next_words) and not visible and not hidden
     targets = focus_targets(task_text)
     named_things = [next_focus_words(task_text, i) for i in range(len(targets))]
-    named_focus = bool(next_words)  # the task names the thing (not "the animal with the longest life span")
     later_targets = set().union(*targets[focused + 1:]) - set().union(*targets[: focused + 1]) if targets else set()
 
     def relevance(obj: str, words: set[str] = task_words) -> float:
@@ -187,13 +186,14 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
         elif verb in ("focus on ", "pick up ", "open ", "activate ", "read "):
             if excluded(obj) or (verb == "pick up " and held(obj)):
                 continue
-            if verb == "focus on " and (named_focus and not next_words <= _head(obj) or len(targets) <= focused):
-                continue  # the task names its next focus, and this is another thing; or every focus is made
+            if verb == "focus on " and (next_words and not next_words <= _head(obj) or len(targets) <= focused):
+                continue  # the task names its next focus and this is another thing (not "the animal with the
+                # longest life span": that names none), or every focus is made
             score = relevance(obj, focus_words if verb == "focus on " else task_words)
             if verb == "focus on " and (score <= 0 or _words(obj) & later_targets or hidden):
                 score = UNRELATED_FOCUS  # irreversible: never listed above safer actions unless the task names it
                 # (and names it as the next thing to focus on: the thermometer before the substance)
-            elif verb == "focus on " and visible and next_words <= _head(obj):
+            elif verb == "focus on " and visible:  # (any other focus is not listed)
                 score += NAMED_FOCUS_BONUS
             elif verb == "pick up " and any(words and words <= _head(obj) and words <= in_sight
                                             for words in named_things[: focused + 1]):
@@ -201,7 +201,7 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
             elif verb == "open " and hidden:
                 score += SEARCH_BONUS
             elif verb == "activate " and obj in appliances:
-                score += 3.0  # a heat source, where the task changes a state of matter
+                score += HEAT_BONUS  # a heat source, where the task changes a state of matter
         elif verb in ("move ", "use "):
             if excluded(obj) or excluded(target) or obj == target or (verb == "use " and not held(obj)):
                 continue
@@ -213,7 +213,7 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
             score = (relevance(target) + relevance(obj) / 2 + (1.0 if held(obj) or held(target) else 0.0)
                      + (1.0 if held(target) else 0.0) + (0.5 if target in appliances else 0.0))
             if verb == "use " and any(words and words <= _head(target) for words in named_things[:focused]):
-                score += 3.0  # a held instrument on a thing the task named and that is focused: measuring it
+                score += MEASURE_BONUS  # a held instrument on a thing the task named and that is focused
             if verb == "move " and held(obj) and relevance(target) <= 0 and target not in appliances:
                 score += PUT_DOWN_PENALTY  # putting a held thing down somewhere the task does not name undoes a take
             elif verb == "move " and focused < len(targets) and _words(target) & destinations:
@@ -245,5 +245,7 @@ NAMED_FOCUS_BONUS = 20.0
 NAMED_PICK_UP_BONUS = 10.0
 SEARCH_BONUS = 6.0
 PUT_DOWN_PENALTY = -6.0
+MEASURE_BONUS = 3.0  # using a held instrument (the thermometer) on the focused thing
+HEAT_BONUS = 3.0  # activating an appliance where the task changes a state of matter (melt)
 KIND_BONUS = {"travel": 0.0, "focus on ": 1.0, "pick up ": 0.9, "move ": 0.5, "use ": 0.5, "open ": 0.6,
               "activate ": 0.7, "read ": 0.4}
