@@ -67,6 +67,11 @@ def next_focus_words(task_text: str, focused: int = 0) -> set[str]:
     return words if len(words) <= 3 else set()
 
 
+def named_things(task_text: str) -> list[set[str]]:
+    """:func:`next_focus_words` for each of the task's focuses, in order (empty sets for unnamed ones)."""
+    return [next_focus_words(task_text, i) for i in range(len(focus_targets(task_text)))]
+
+
 def _head(obj: str) -> set[str]:
     """The words of what an object is, not where: 'cup containing ice cream' -> {cup}, 'soap in kitchen' -> {soap}."""
     return _words(re.split(r" (?:containing|in|on) ", obj)[0])
@@ -95,8 +100,7 @@ def is_reading(action: str, message: str, task_text: str) -> bool:
     chooses where the thing goes. A reading of anything else (the blue box) is not."""
     verb, _, measured = _parse(action)
     return _MEASURED in message and verb == "use " and any(
-        words and words <= _head(measured)
-        for words in (next_focus_words(task_text, i) for i in range(len(focus_targets(task_text)))))
+        words and words <= _head(measured) for words in named_things(task_text))
 
 
 def _parse(action: str) -> tuple[str, str, str]:
@@ -162,7 +166,7 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
         next_words <= _head(_parse(a)[1]) for a in valid if a.startswith(("focus on ", "pick up ")))
     search = bool(next_words) and not visible and not hidden
     targets = focus_targets(task_text)
-    named_things = [next_focus_words(task_text, i) for i in range(len(targets))]
+    named = named_things(task_text)
     later_targets = set().union(*targets[focused + 1:]) - set().union(*targets[: focused + 1]) if targets else set()
 
     def relevance(obj: str, words: set[str] = task_words) -> float:
@@ -196,7 +200,7 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
             elif verb == "focus on " and visible:  # (any other focus is not listed)
                 score += NAMED_FOCUS_BONUS
             elif verb == "pick up " and any(words and words <= _head(obj) and words <= in_sight
-                                            for words in named_things[: focused + 1]):
+                                            for words in named[: focused + 1]):
                 score += NAMED_PICK_UP_BONUS  # a thing the task names for a focus: kept at hand (the thermometer)
             elif verb == "open " and hidden:
                 score += SEARCH_BONUS
@@ -212,7 +216,7 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
                 continue  # e.g. moving whatever is held to any piece of furniture
             score = (relevance(target) + relevance(obj) / 2 + (1.0 if held(obj) or held(target) else 0.0)
                      + (1.0 if held(target) else 0.0) + (0.5 if target in appliances else 0.0))
-            if verb == "use " and any(words and words <= _head(target) for words in named_things[:focused]):
+            if verb == "use " and any(words and words <= _head(target) for words in named[:focused]):
                 score += MEASURE_BONUS  # a held instrument on a thing the task named and that is focused
             if verb == "move " and held(obj) and relevance(target) <= 0 and target not in appliances:
                 score += PUT_DOWN_PENALTY  # putting a held thing down somewhere the task does not name undoes a take
