@@ -93,8 +93,7 @@ class ScienceWorldEnvironment:
         except Exception as exc:  # noqa: BLE001 - usually a missing Java runtime
             raise BenchmarkError(f"could not start ScienceWorld (is Java installed?): {exc}") from None
         self.task_description = ""
-        self.visited: list[str] = []
-        self.seen: dict[str, str] = {}  # room -> what was there when last seen
+        self.seen: dict[str, str] = {}  # room -> what was there when last seen, in the order first visited
         self.focused = 0
         self.verbs: list[str] = []  # the simulator's action verbs, known once a task is loaded
         self._last: Observation | None = None
@@ -105,8 +104,6 @@ class ScienceWorldEnvironment:
         inventory = infos.get("inv", "").strip()
         match = _ROOM.search(look)
         room = match.group(1) if match else ""
-        if room and room not in self.visited:
-            self.visited.append(room)
         if room:
             self.seen[room] = look
         text = message.strip()
@@ -114,7 +111,7 @@ class ScienceWorldEnvironment:
             text = f"{text}\n\n{look}" if text else look
         if inventory and "nothing" not in inventory.splitlines()[-1]:
             text += f"\n\n{inventory}"
-        actions = select_actions(list(infos.get("valid", [])), self.task_description, room, self.visited, look,
+        actions = select_actions(list(infos.get("valid", [])), self.task_description, room, list(self.seen), look,
                                  inventory, self.max_actions, self.focused, self.seen)
         return Observation(
             text=text, valid_actions=actions,
@@ -133,7 +130,6 @@ class ScienceWorldEnvironment:
             self.verbs = sorted({t.split(" ")[0] for t in templates if t[:1].isalpha()} - {"reset", "task"})
         obs, infos = self._env.reset()
         self.task_description = " ".join(infos.get("taskDesc", "").replace("Task Description:", "").split())
-        self.visited = []
         self.seen = {}
         self.focused = 0  # how many "focus on" actions the simulator accepted
         self._last = self._observation(obs, infos)
