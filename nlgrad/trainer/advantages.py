@@ -9,13 +9,14 @@ same policy did on the same problem. Conventions, shared by all of them:
   back as one list per episode, aligned with its turns.
 
 GRPO   group-normalized episode return, the same for every turn of an episode.
-GiGPO  GRPO's episode advantage plus ``omega`` times a step advantage: discounted returns of the turns that share an
-       *anchor observation* (same state) across the group's rollouts, normalized within that anchor group.
-ProGPO when every rollout of a group has zero outcome reward, the relative signal is first-visit observation coverage
-       (distinct newly visited observations) instead of the (all-zero, signal-free) outcome.
+GiGPO  GRPO's episode advantage plus ``omega`` times a step advantage: returns discounted by environment steps, of
+       the turns that share an *anchor* (same environment state) across the group's rollouts, normalized within
+       that anchor group.
+ProGPO when no rollout of a group succeeded, the relative signal is first-visit state coverage (distinct newly
+       visited states) instead of the outcome; the step-level variant credits each step's novel-state visit.
 CIGPO  outcome advantage plus a curriculum-weighted information-gain advantage: per-turn
-       ``log p_ref(y* | q, e_<=t) - log p_ref(y* | q, e_<t)``, normalized over the group's turns separately from the
-       outcome.
+       ``log p_ref(y* | q, e_<=t) - log p_ref(y* | q, e_<t)``, normalized over the group's informative (non-zero
+       gain) turns separately from the outcome; turns that revealed nothing get 0.
 """
 
 from __future__ import annotations
@@ -85,6 +86,24 @@ def sparse_rewards(n_turns: int, outcome: float) -> list[float]:
     return [0.0] * max(0, n_turns - 1) + ([float(outcome)] if n_turns > 0 else [])
 
 
+def env_step_returns(turn_steps: Sequence[int], step_rewards: Sequence[float], gamma: float) -> list[float]:
+    """Return-to-go of every turn, discounted by *environment steps*, not LM turns.
+
+    ``step_rewards[k]`` is the reward of the action played in state k (k = 0..T-1); a turn that acted in state k
+    (``turn_steps[t] == k``) gets ``R_k = sum_{j >= k} gamma^(j - k) r_j``, so several LM calls in one state (an
+    act and its confirmations) share one return and are not discounted against each other. A turn at ``k >= T``
+    (its action was never played) gets 0.
+    """
+    returns = discounted_returns(step_rewards, gamma)
+    return [returns[k] if 0 <= k < len(returns) else 0.0 for k in turn_steps]
+
+
+def outcome_step_rewards(horizon: int, outcome: float) -> list[float]:
+    """Sparse rewards by environment step: the outcome on the last of ``horizon`` steps (on step 0 when the
+    episode played none)."""
+    return sparse_rewards(max(int(horizon), 1), outcome)
+
+
 def step_group_advantages(anchors: Sequence[Sequence[Hashable]], step_returns: Sequence[Sequence[float]],
                           normalize: Normalize = "mean", eps: float = EPS) -> list[list[float]]:
     """GiGPO's step advantage: turns of the group's episodes that share an anchor observation form a step group;
@@ -107,41 +126,68 @@ def step_group_advantages(anchors: Sequence[Sequence[Hashable]], step_returns: S
 
 
 def gigpo_advantages(returns: Sequence[float], anchors: Sequence[Sequence[Hashable]],
-                     step_rewards: Sequence[Sequence[float]], *, omega: float = 1.0, gamma: float = 0.95,
+                     step_returns: Sequence[Sequence[float]], *, omega: float = 1.0,
                      normalize: Normalize = "mean", eps: float = EPS) -> list[list[float]]:
     """GiGPO: ``A(i, t) = A_episode(i) + omega * A_step(i, t)``.
 
     ``returns[i]`` is episode i's return (its episode advantage is group-normalized with ``normalize``);
-    ``step_rewards[i]`` its per-turn rewards, discounted with ``gamma`` into step returns, which are normalized
-    within anchor-state groups (``normalize`` again; mean-normalization is the default, as in GiGPO without std).
+    ``step_returns[i][t]`` the discounted return-to-go of its turn t (see ``env_step_returns``), normalized within
+    anchor-state groups (``normalize`` again; mean-normalization is the default, as in GiGPO without std).
     """
-    if not (len(returns) == len(anchors) == len(step_rewards)):
-        raise ValueError("returns, anchors and step rewards need one entry per episode")
+    if not (len(returns) == len(anchors) == len(step_returns)):
+        raise ValueError("returns, anchors and step returns need one entry per episode")
     episode = group_normalize(returns, normalize, eps)
-    step_returns = [discounted_returns(r, gamma) for r in step_rewards]
     step = step_group_advantages(anchors, step_returns, normalize, eps)
     return [[episode[i] + omega * a for a in step[i]] for i in range(len(returns))]
 
 
 # ---- ProGPO -----------------------------------------------------------------------------------------------------
 def first_visit_coverage(observations: Sequence[Hashable]) -> int:
-    """Distinct observations an episode newly visited: keys other than the starting one (``observations[0]``),
-    each counted at its first visit only."""
+    """Distinct states an episode newly visited: keys other than the starting one (``observations[0]``), each
+    counted at its first visit only (the sum of ``novel_state_rewards``)."""
     if not observations:
         return 0
     start = observations[0]
     return len({o for o in observations[1:] if o != start})
 
 
-def progpo_advantages(outcomes: Sequence[float], coverages: Sequence[float], normalize: Normalize = "std",
-                      eps: float = EPS) -> tuple[list[float], str]:
-    """ProGPO: the group-normalized outcome; when every outcome of the group is zero, the group-normalized
-    first-visit coverage instead. Returns the advantages and which signal was used ("outcome" or "coverage")."""
-    if len(outcomes) != len(coverages):
-        raise ValueError("one coverage per episode is needed")
-    if outcomes and all(abs(float(o)) <= eps for o in outcomes):
+def novel_state_rewards(states: Sequence[Hashable]) -> list[float]:
+    """ProGPO's step-level progress signal: ``states[0]`` is the state after reset, ``states[k]`` after step k;
+    the action of step k (played in state k-1) earns 1.0 when ``states[k]`` was not visited before in the episode,
+    else 0.0. Returns one reward per environment step (``len(states) - 1``)."""
+    return [0.0 if states[k] in states[:k] else 1.0 for k in range(1, len(states))]
+
+
+def progpo_advantages(outcomes: Sequence[float], successes: Sequence[bool], coverages: Sequence[float],
+                      normalize: Normalize = "std", eps: float = EPS) -> tuple[list[float], str]:
+    """ProGPO (episode level): the group-normalized outcome; when no rollout of the group succeeded (its success
+    flags, not its scores: partial credit does not hide an all-failed group), the group-normalized first-visit
+    coverage instead. Returns the advantages and which signal was used ("outcome" or "coverage")."""
+    if not (len(outcomes) == len(successes) == len(coverages)):
+        raise ValueError("one outcome, success flag and coverage per episode is needed")
+    if outcomes and not any(successes):
         return group_normalize(coverages, normalize, eps), "coverage"
     return group_normalize(outcomes, normalize, eps), "outcome"
+
+
+def progpo_step_advantages(outcomes: Sequence[float], successes: Sequence[bool],
+                           turn_steps: Sequence[Sequence[int]], novelty: Sequence[Sequence[float]], *,
+                           gamma: float = 0.95, normalize: Normalize = "std",
+                           eps: float = EPS) -> tuple[list[list[float]], str]:
+    """ProGPO (step level): a group with a success gets the outcome advantage on every turn; an all-failed group
+    gets, per turn, its discounted return of novel-state visits (``env_step_returns`` over ``novelty[i]``, the
+    ``novel_state_rewards`` of episode i), normalized over all turns of the group."""
+    if not (len(outcomes) == len(successes) == len(turn_steps) == len(novelty)):
+        raise ValueError("one entry per episode is needed")
+    if not outcomes or any(successes):
+        return broadcast(group_normalize(outcomes, normalize, eps), [len(s) for s in turn_steps]), "outcome"
+    returns = [env_step_returns(steps, rewards, gamma) for steps, rewards in zip(turn_steps, novelty)]
+    flat = group_normalize([r for episode in returns for r in episode], normalize, eps)
+    out, k = [], 0
+    for episode in returns:
+        out.append(flat[k:k + len(episode)])
+        k += len(episode)
+    return out, "novelty"
 
 
 # ---- CIGPO ------------------------------------------------------------------------------------------------------
@@ -173,16 +219,17 @@ def cigpo_advantages(outcomes: Sequence[float], info_gains: Sequence[Sequence[fl
                      normalize: Normalize = "std", eps: float = EPS) -> list[list[float]]:
     """CIGPO: ``A(i, t) = A_outcome(i) + weight * A_ig(i, t)``.
 
-    The outcome is group-normalized over the episodes; the information gains are normalized separately, over all
-    turns of the group (their own scale), so neither signal drowns the other before ``weight`` mixes them.
+    The outcome is group-normalized over the episodes; the information gains are normalized separately (their own
+    scale), over the group's *informative* turns only: a turn whose gain is exactly 0 revealed no evidence, so it
+    gets an information-gain advantage of exactly 0 and stays out of the mean and std (otherwise every such turn,
+    the answer turn included, would get ``-mean/std``).
     """
     if len(outcomes) != len(info_gains):
         raise ValueError("one info-gain list per episode is needed")
     outcome = group_normalize(outcomes, normalize, eps)
-    flat = [g for episode in info_gains for g in episode]
-    normalized = group_normalize(flat, normalize, eps)
-    out, k = [], 0
-    for i, episode in enumerate(info_gains):
-        out.append([outcome[i] + weight * normalized[k + t] for t in range(len(episode))])
-        k += len(episode)
-    return out
+    informative = [(i, t) for i, episode in enumerate(info_gains) for t, g in enumerate(episode) if float(g) != 0.0]
+    normalized = group_normalize([info_gains[i][t] for i, t in informative], normalize, eps)
+    ig = [[0.0] * len(episode) for episode in info_gains]
+    for (i, t), value in zip(informative, normalized):
+        ig[i][t] = value
+    return [[outcome[i] + weight * a for a in ig[i]] for i in range(len(info_gains))]

@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
     @app.command("train")
     @handles_errors
     def train_cmd(
-        method: str = typer.Option("grpo", "--method", help="grpo, gigpo, progpo or cigpo."),
+        method: str = typer.Option("grpo", "--method", help="grpo, gigpo, progpo, cigpo, hidifftir or milegpo."),
         benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin or hotpotqa."),
         model: str = typer.Option(..., "--model", help="HF model directory or .gguf file on disk ('tiny': tests)."),
         lora: bool = typer.Option(True, "--lora/--full", help="Train LoRA adapters (default) or all weights."),
@@ -54,7 +54,15 @@ def register(app: typer.Typer) -> None:
         minibatch: int = typer.Option(8, "--minibatch", help="Turns per gradient step."),
         temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature of rollouts."),
         omega: float = typer.Option(1.0, "--omega", help="GiGPO: weight of the step advantage."),
-        gamma: float = typer.Option(0.95, "--gamma", help="GiGPO: discount of step returns."),
+        gamma: float = typer.Option(0.95, "--gamma", help="Discount of step returns, per environment step."),
+        progpo_step: bool = typer.Option(False, "--progpo-step", help="ProGPO's step level (novel-state visits "
+                                         "per step); with gigpo, as step rewards of all-failed groups."),
+        difficulty_weight: float = typer.Option(1.0, "--difficulty-weight", help="HiDiffTIR: group difficulty "
+                                                "scale (1 + w * (1 - mean score))."),
+        route_failure_weight: float = typer.Option(1.0, "--route-failure-weight", help="HiDiffTIR: route scale "
+                                                   "(1 + w * the route's failure rate in the batch)."),
+        milestone_coef: float = typer.Option(1.0, "--milestone-coef", help="MileGPO: weight of the milestone/trap "
+                                             "shaping return."),
         normalize: Optional[str] = typer.Option(None, "--normalize", help="std or mean (default: the method's)."),
         lora_rank: int = typer.Option(16, "--lora-rank", help="LoRA rank."),
         dtype: str = typer.Option("auto", "--dtype", help="auto, float32, bfloat16 or float16."),
@@ -72,7 +80,8 @@ def register(app: typer.Typer) -> None:
         eval_step_cap: Optional[int] = typer.Option(None, "--eval-step-cap", help="Step cap of the evaluation."),
         program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
     ):
-        """Train a local model's weights with GRPO/GiGPO/ProGPO/CIGPO on nlgrad's benchmarks (resumable)."""
+        """Train a local model's weights with GRPO/GiGPO/ProGPO/CIGPO/HiDiffTIR/MileGPO on nlgrad's benchmarks
+        (resumable)."""
         try:
             import torch  # noqa: F401
             import transformers  # noqa: F401
@@ -88,7 +97,9 @@ def register(app: typer.Typer) -> None:
                             seed=seed, steps=steps, tasks_per_step=tasks_per_step, group_size=group_size,
                             step_cap=step_cap, temperature=temperature, max_new_tokens=max_new_tokens,
                             workers=workers, lr=lr, ppo_epochs=ppo_epochs, minibatch=minibatch, clip_eps=clip_eps,
-                            kl_coef=kl_coef, normalize=normalize, omega=omega, gamma=gamma, save_every=save_every,
+                            kl_coef=kl_coef, normalize=normalize, omega=omega, gamma=gamma, progpo_step=progpo_step,
+                            difficulty_weight=difficulty_weight, route_failure_weight=route_failure_weight,
+                            milestone_coef=milestone_coef, save_every=save_every,
                             eval_n=eval_n, test_n=test_n, val_n=val_n, val_every=val_every,
                             eval_step_cap=eval_step_cap)
         if external is not None and test_n < 1:

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-METHODS = ("grpo", "gigpo", "progpo", "cigpo")
+METHODS = ("grpo", "gigpo", "progpo", "cigpo", "hidifftir", "milegpo")
 
 # Fields that may change between a run and its resume without changing what was learned so far.
 RESUMABLE_FIELDS = {"steps", "eval_n", "test_n", "device", "save_every", "keep_checkpoints", "workers",
@@ -18,7 +18,7 @@ RESUMABLE_FIELDS = {"steps", "eval_n", "test_n", "device", "save_every", "keep_c
 class TrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    method: Literal["grpo", "gigpo", "progpo", "cigpo"] = "grpo"
+    method: Literal["grpo", "gigpo", "progpo", "cigpo", "hidifftir", "milegpo"] = "grpo"
     benchmark: str
     program: str | None = None
     model: str = Field(description="HF model directory, a .gguf file, or 'tiny' (random-init test model)")
@@ -52,7 +52,12 @@ class TrainConfig(BaseModel):
     # advantages
     normalize: Literal["std", "mean"] | None = Field(default=None, description="None: the method's default")
     omega: float = Field(default=1.0, ge=0.0, description="GiGPO step-advantage weight")
-    gamma: float = Field(default=0.95, ge=0.0, le=1.0, description="GiGPO discount")
+    gamma: float = Field(default=0.95, ge=0.0, le=1.0, description="discount per environment step")
+    progpo_step: bool = Field(default=False, description="ProGPO step level (novel-state visits per step); with "
+                              "gigpo: novel-state visits as step rewards of all-failed groups")
+    difficulty_weight: float = Field(default=1.0, ge=0.0, description="HiDiffTIR: weight of group difficulty")
+    route_failure_weight: float = Field(default=1.0, ge=0.0, description="HiDiffTIR: weight of route failure rate")
+    milestone_coef: float = Field(default=1.0, ge=0.0, description="MileGPO: weight of milestone/trap shaping")
     ig_weight_start: float = Field(default=1.0, ge=0.0)
     ig_weight_end: float = Field(default=0.1, ge=0.0)
     ig_schedule: Literal["linear", "cosine", "constant"] = "linear"
@@ -69,6 +74,8 @@ class TrainConfig(BaseModel):
     def _check(self) -> "TrainConfig":
         if self.tasks_per_step * self.group_size < 2:
             raise ValueError("a step needs at least two rollouts")
+        if self.progpo_step and self.method not in ("progpo", "gigpo"):
+            raise ValueError("progpo_step applies to --method progpo or gigpo")
         return self
 
     def effective_normalize(self) -> str:

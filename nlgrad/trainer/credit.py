@@ -16,6 +16,8 @@ from nlgrad.errors import ConfigError
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Task
 from nlgrad.trainer import advantages as adv
+from nlgrad.trainer.advantages_difficulty import hidifftir_advantages, route_failure_rates
+from nlgrad.trainer.advantages_milestones import milegpo_advantages
 from nlgrad.trainer.batch import completion_logprobs, pad_batch
 from nlgrad.trainer.config import TrainConfig
 from nlgrad.trainer.policy_model import Policy
@@ -81,28 +83,71 @@ class InfoGainScorer:
         return gains
 
 
+def turn_steps(episode: EpisodeRollout) -> list[int]:
+    """The environment step every turn of the episode acted at."""
+    return [t.env_step for t in episode.turns]
+
+
+def gigpo_step_rewards(episode: EpisodeRollout, *, novelty: bool) -> list[float]:
+    """Rewards by environment step for GiGPO's step returns: the outcome on the last step, plus (``novelty``: the
+    ProGPO step-level combination) 1.0 for every step that reached a state the episode had not visited."""
+    rewards = adv.outcome_step_rewards(episode.horizon, episode.score)
+    if novelty:
+        for k, bonus in enumerate(adv.novel_state_rewards(episode.observations)):
+            rewards[k] += bonus
+    return rewards
+
+
+def gigpo_group(group: list[EpisodeRollout], config: TrainConfig, norm: str) -> tuple[list[list[float]], bool]:
+    """GiGPO advantages of a group; with ``progpo_step``, an all-failed group's step rewards include novel-state
+    visits. Returns the advantages and whether the novelty signal was used."""
+    novelty = config.progpo_step and not any(ep.success for ep in group)
+    step_returns = [adv.env_step_returns(turn_steps(ep), gigpo_step_rewards(ep, novelty=novelty), config.gamma)
+                    for ep in group]
+    per_turn = adv.gigpo_advantages([ep.score for ep in group], [[t.anchor for t in ep.turns] for ep in group],
+                                    step_returns, omega=config.omega, normalize=norm)
+    return per_turn, novelty
+
+
+def progpo_group(group: list[EpisodeRollout], config: TrainConfig, norm: str) -> tuple[list[list[float]], str]:
+    """ProGPO advantages of a group (episode level, or step level with ``progpo_step``) and the signal used."""
+    returns, successes = [ep.score for ep in group], [ep.success for ep in group]
+    if config.progpo_step:
+        return adv.progpo_step_advantages(returns, successes, [turn_steps(ep) for ep in group],
+                                          [adv.novel_state_rewards(ep.observations) for ep in group],
+                                          gamma=config.gamma, normalize=norm)
+    coverage = [adv.first_visit_coverage(ep.observations) for ep in group]
+    episode_adv, signal = adv.progpo_advantages(returns, successes, coverage, norm)
+    return adv.broadcast(episode_adv, [len(ep.turns) for ep in group]), signal
+
+
 def assign_advantages(groups: list[list[EpisodeRollout]], config: TrainConfig, step: int,
                       scorer: InfoGainScorer | None = None) -> dict[str, Any]:
     """Set ``turn.advantage`` on every turn of every episode; returns method statistics for the log."""
     norm = config.effective_normalize()
     stats: dict[str, Any] = {}
-    coverage_groups = 0
+    progress_groups = 0  # groups whose signal was ProGPO's coverage or novelty
     weight = None
+    failure_rates = route_failure_rates((t.route, ep.success) for group in groups for ep in group for t in ep.turns)
     for group in groups:
         lengths = [len(ep.turns) for ep in group]
         returns = [ep.score for ep in group]
         if config.method == "grpo":
             per_turn = adv.broadcast(adv.grpo_advantages(returns, norm), lengths)
         elif config.method == "gigpo":
-            per_turn = adv.gigpo_advantages(
-                returns, [[t.anchor for t in ep.turns] for ep in group],
-                [adv.sparse_rewards(len(ep.turns), ep.score) for ep in group],
-                omega=config.omega, gamma=config.gamma, normalize=norm)
+            per_turn, novelty = gigpo_group(group, config, norm)
+            progress_groups += novelty
         elif config.method == "progpo":
-            coverage = [adv.first_visit_coverage(ep.observations) for ep in group]
-            episode_adv, signal = adv.progpo_advantages(returns, coverage, norm)
-            coverage_groups += signal == "coverage"
-            per_turn = adv.broadcast(episode_adv, lengths)
+            per_turn, signal = progpo_group(group, config, norm)
+            progress_groups += signal != "outcome"
+        elif config.method == "hidifftir":
+            per_turn = hidifftir_advantages(returns, [[t.route for t in ep.turns] for ep in group], failure_rates,
+                                            difficulty_weight=config.difficulty_weight,
+                                            route_weight=config.route_failure_weight, normalize=norm)
+        elif config.method == "milegpo":
+            per_turn = milegpo_advantages(returns, [ep.success for ep in group], [ep.observations for ep in group],
+                                          [turn_steps(ep) for ep in group], coef=config.milestone_coef,
+                                          gamma=config.gamma, normalize=norm)
         elif config.method == "cigpo":
             if scorer is None:
                 raise ValueError("CIGPO needs an information-gain scorer")
@@ -116,8 +161,10 @@ def assign_advantages(groups: list[list[EpisodeRollout]], config: TrainConfig, s
         for ep, values in zip(group, per_turn):
             for turn, value in zip(ep.turns, values):
                 turn.advantage = float(value)
-    if config.method == "progpo":
-        stats["coverage_groups"] = coverage_groups
+    if config.method == "progpo" or config.progpo_step:
+        stats["coverage_groups"] = progress_groups
+    if config.method == "hidifftir":
+        stats["route_failure_rates"] = {route: round(rate, 4) for route, rate in sorted(failure_rates.items())}
     if config.method == "cigpo":
         gains = [g for group in groups for ep in group for g in ep.info_gains]
         stats["ig_weight"] = weight

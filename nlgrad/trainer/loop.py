@@ -32,6 +32,7 @@ from nlgrad.trainer import checkpoint as ckpt
 from nlgrad.trainer.batch import completion_logprobs, pad_batch
 from nlgrad.trainer.config import TrainConfig
 from nlgrad.trainer.credit import InfoGainScorer, assign_advantages, question_and_gold
+from nlgrad.trainer.env_states import RecordingBenchmark, StateLog
 from nlgrad.trainer.hf_lm import PolicyLM
 from nlgrad.trainer.loss import ppo_clip_loss
 from nlgrad.trainer.policy_model import Policy, load_policy
@@ -99,8 +100,9 @@ class Trainer:
         self.optimizer = torch.optim.AdamW(self.params, lr=config.lr, weight_decay=config.weight_decay)
         self.lm = PolicyLM(self.policy, name=f"hf/{Path(config.model).name}", mode="sample",
                            temperature=config.temperature, max_tokens_cap=config.max_new_tokens)
-        self.executor = Executor(benchmark=self.benchmark, program=self.program, lm=self.lm, workers=1,
-                                 step_cap=self.step_cap, progress=False, label="train")
+        self.state_log = StateLog()  # the environments' own state keys (GiGPO anchors, ProGPO's novel states)
+        self.executor = Executor(benchmark=RecordingBenchmark(self.benchmark, self.state_log), program=self.program,
+                                 lm=self.lm, workers=1, step_cap=self.step_cap, progress=False, label="train")
         self.scorer = InfoGainScorer(self.policy) if config.method == "cigpo" else None
         self.ckpt_dir = self.out_dir / "checkpoints"
         self.curves_path = self.out_dir / "curves.jsonl"
@@ -164,7 +166,8 @@ class Trainer:
         t0 = time.monotonic()
         tasks = self.sampler.sample(self.train_tasks, cfg.tasks_per_step, step)
         self.policy.model.eval()
-        groups = collect_groups(self.executor, self.lm, tasks, cfg.group_size, workers=cfg.workers)
+        groups = collect_groups(self.executor, self.lm, tasks, cfg.group_size, workers=cfg.workers,
+                                state_log=self.state_log)
         t_rollout = time.monotonic() - t0
         method_stats = assign_advantages(groups, cfg, step, self.scorer)
         episodes = [ep for group in groups for ep in group]
