@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from nlgrad.files import read_jsonl
+from nlgrad.journal import append_line
 
 
 @dataclass
@@ -52,15 +52,11 @@ class Ledger:
             self._journal({role: delta})
 
     def _journal(self, deltas: dict[str, RoleUsage]) -> None:
-        """Append the deltas as one line with a single O_APPEND write (survives SIGKILL; a torn tail is skipped)."""
+        """Append the deltas as one line (a torn tail left by a killed process is cut off first, so no call is lost)."""
         if self.journal is None or not deltas:
             return
-        line = json.dumps({name: asdict(u) for name, u in deltas.items()}, sort_keys=True) + "\n"
-        fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line.encode())
-        finally:
-            os.close(fd)
+        line = json.dumps({name: asdict(u) for name, u in deltas.items()}, sort_keys=True)
+        append_line(self.journal, line, fsync=False)
 
     @classmethod
     def replay(cls, path: str | Path) -> "Ledger":

@@ -18,6 +18,7 @@ commit rewrites ``manifest.json``. Temporary files (``.v0003.json.*.tmp``) left 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from datetime import datetime, timezone
@@ -27,6 +28,7 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nlgrad.files import file_lock, fsync_dir, write_json_atomic, write_text_atomic
+from nlgrad.journal import append_line
 from nlgrad.policy.errors import PolicyFileError
 from nlgrad.policy.io import dump_policy_json, load_policy_file
 from nlgrad.policy.memory import PolicyMemory
@@ -37,6 +39,7 @@ REJECTED_NAME = "rejected.jsonl"
 LOCK_NAME = ".lock"
 _VERSION_FILE_RE = re.compile(r"^v(\d{4,})\.json$")
 _AUTO: Any = object()
+log = logging.getLogger(__name__)
 
 
 def version_file_name(version: int) -> str:
@@ -259,41 +262,38 @@ class PolicyStore:
         """Append a rejected update to ``rejected.jsonl`` (one JSON object per line, fsynced)."""
         record = RejectedUpdate(created=_utc_now(), parent=parent if parent is not None else self.latest(),
                                 reason=reason, scores=dict(scores or {}), ops=[_op_dict(op) for op in ops])
-        line = json.dumps(record.model_dump(mode="json"), sort_keys=True, ensure_ascii=False) + "\n"
+        line = json.dumps(record.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
         self.dir.mkdir(parents=True, exist_ok=True)
         with file_lock(self.dir / LOCK_NAME):
             new_file = not self.rejected_path.exists()
-            with open(self.rejected_path, "ab") as fh:
-                if fh.tell() > 0:
-                    with open(self.rejected_path, "rb") as check:
-                        check.seek(-1, os.SEEK_END)
-                        if check.read(1) != b"\n":  # a torn line from a crash: start on a fresh line
-                            fh.write(b"\n")
-                fh.write(line.encode("utf-8"))
-                fh.flush()
-                os.fsync(fh.fileno())
+            append_line(self.rejected_path, line)  # a torn line left by a crash is cut off (kept in .torn) first
             if new_file:
                 fsync_dir(self.dir)
         return record
 
     def rejected(self) -> list[RejectedUpdate]:
-        """Rejected updates, oldest first. A torn last line (crash mid-append) is skipped; other bad lines raise."""
+        """Rejected updates, oldest first. Lines that are not JSON at all (torn fragments of an interrupted append,
+        wherever an older writer left them) are skipped with one warning; a JSON line that is not a rejected update
+        raises :class:`PolicyFileError`."""
         if not self.rejected_path.exists():
             return []
-        raw = self.rejected_path.read_bytes()
-        lines = raw.split(b"\n")
-        records = []
-        for number, line in enumerate(lines, start=1):
+        records, torn = [], []
+        for number, line in enumerate(self.rejected_path.read_bytes().split(b"\n"), start=1):
             if not line.strip():
                 continue
             try:
-                records.append(RejectedUpdate.model_validate_json(line))
+                data = json.loads(line)
+            except ValueError:
+                torn.append(number)
+                continue
+            try:
+                records.append(RejectedUpdate.model_validate(data))
             except ValidationError as exc:
-                is_torn_tail = number == len(lines) and not raw.endswith(b"\n")
-                if is_torn_tail:
-                    continue
                 first = exc.errors(include_url=False)[0]
                 raise PolicyFileError(f"invalid rejected-update record: {first['msg']}", path=self.rejected_path,
                                       field=f"line {number}: {'.'.join(map(str, first['loc']))}",
                                       value=line[:80]) from None
+        if torn:
+            log.warning("%s: skipped %d torn line(s) (line %s) left by an interrupted write", self.rejected_path,
+                        len(torn), ", ".join(map(str, torn[:5])))
         return records
