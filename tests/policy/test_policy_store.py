@@ -149,18 +149,19 @@ def test_rejected_updates_round_trip(store: PolicyStore):
     assert records[0].scores == {"dev": 0.4} and records[0].parent == 3
 
 
-def test_rejected_torn_tail_is_skipped_and_middle_garbage_raises(store: PolicyStore):
+def test_rejected_torn_tail_is_repaired_and_wrong_records_raise(store: PolicyStore):
     store.record_rejected([], "first")
     with open(store.rejected_path, "ab") as fh:
         fh.write(b'{"created": "2024-01-01T00:00:00Z", "rea')  # crash mid-append
     assert [r.reason for r in store.rejected()] == ["first"]
-    store.record_rejected([], "after the crash")  # starts on a fresh line
+    store.record_rejected([], "after the crash")  # the torn tail is cut off (kept in rejected.jsonl.torn) first
+    assert [r.reason for r in store.rejected()] == ["first", "after the crash"]
+    assert len(store.rejected_path.read_bytes().splitlines()) == 2
+    with open(store.rejected_path, "ab") as fh:
+        fh.write(b'{"reason": 3}\n')  # JSON, but not a rejected update: an error, not a torn write
     with pytest.raises(PolicyFileError) as info:
         store.rejected()
-    assert "line 2" in info.value.field
-    lines = store.rejected_path.read_bytes().split(b"\n")
-    store.rejected_path.write_bytes(b"\n".join([lines[0], lines[2], b""]))
-    assert [r.reason for r in store.rejected()] == ["first", "after the crash"]
+    assert "line 3" in info.value.field
 
 
 def test_repair_of_an_empty_or_missing_dir_writes_nothing(tmp_path: Path):
