@@ -20,6 +20,9 @@ T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 
+MAX_DEPTH = 32  # every schema here is under 6 levels deep
+MAX_REPLY_CHARS = 1_000_000  # far above any max_tokens in use
+
 REASK_TEMPLATE = (
     "Your previous reply could not be used: {error}\n"
     "Reply again with only one JSON object of this shape (replace each <...> with your content), and nothing "
@@ -81,14 +84,48 @@ def extract_json(text: str) -> str:
     return text[start:].strip()
 
 
+def nesting_depth(text: str) -> int:
+    """The deepest ``{``/``[`` nesting in ``text`` outside JSON strings (a linear scan, no recursion)."""
+    depth = deepest = 0
+    in_str = escaped = False
+    for ch in text:
+        if in_str:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "}]":
+            depth -= 1
+    return deepest
+
+
 def validate_reply(text: str, schema: type[T]) -> T:
-    """Validate ``text`` against ``schema``; raises ValidationError or ValueError with a readable message."""
+    """Validate ``text`` against ``schema``; raises ValidationError or ValueError with a readable message. A reply
+    nested deeper than ``MAX_DEPTH`` or longer than ``MAX_REPLY_CHARS`` is refused before parsing (a recursive parse
+    of it would raise RecursionError; the reply is cached, so it would do so on every resume)."""
+    if len(text) > MAX_REPLY_CHARS:
+        raise ValueError(f"the reply is {len(text)} characters; at most {MAX_REPLY_CHARS} are parsed")
     candidate = extract_json(text)
+    depth = nesting_depth(candidate)
+    if depth > MAX_DEPTH:
+        raise ValueError(f"the JSON is nested {depth} levels deep; at most {MAX_DEPTH} are allowed")
     try:
         data = json.loads(candidate)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at char {exc.pos})") from None
-    return schema.model_validate(data)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply to parse") from None
+    try:
+        return schema.model_validate(data)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply to validate") from None
 
 
 def _error_text(exc: Exception) -> str:

@@ -16,14 +16,20 @@ from pydantic import ValidationError
 from nlgrad.policy.errors import PolicyFileError
 from nlgrad.policy.memory import PolicyMemory
 from nlgrad.policy.schema import SUPPORTED_SCHEMA_VERSIONS, FieldProblem
+from nlgrad.policy.yaml_bounds import check_yaml_bounds
 
 YAML_SUFFIXES = (".yaml", ".yml")
 _MISSING = "<missing>"
+MAX_POLICY_BYTES = 8 * 1024 * 1024  # a policy within its bounds is well under 1 MB
 
 
 def dump_policy_json(memory: PolicyMemory) -> str:
     """Canonical JSON: sorted keys, two-space indent (one entry per block), UTF-8, trailing newline."""
     data = memory.model_dump(mode="json", by_alias=True)
+    for entries in data.get("routes", {}).values():
+        for entry in entries:
+            if not entry.get("match"):  # unconditional entries read as they did before conditions existed
+                entry.pop("match", None)
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -46,12 +52,15 @@ def _parse(text: str, source: Path | str, fmt: str) -> Any:
         except (RecursionError, ValueError) as exc:
             raise PolicyFileError(f"not valid JSON: {exc}", path=source, field="<file>", value=text[:80]) from None
     try:
+        check_yaml_bounds(text, source)
         return yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = mark.line + 1 if mark is not None else None
         column = mark.column + 1 if mark is not None else None
         raise _syntax_error(source, "YAML", line, column, text, str(exc.problem or exc).strip()) from None
+    except PolicyFileError:
+        raise
     except Exception as exc:  # noqa: BLE001 - PyYAML raises many types (ValueError for bad timestamps, ...)
         raise PolicyFileError(f"not valid YAML: {exc}", path=source, field="<file>", value=text[:80]) from None
 
@@ -111,6 +120,10 @@ def parse_policy_text(text: str, *, source: Path | str = "<text>", fmt: str | No
 
 def read_policy_text(path: Path) -> str:
     try:
+        size = path.stat().st_size
+        if size > MAX_POLICY_BYTES:
+            raise PolicyFileError(f"the file is {size} bytes; a policy file may be at most {MAX_POLICY_BYTES}",
+                                  path=path, field="<file>", value=str(path))
         raw = path.read_bytes()
     except FileNotFoundError:
         raise PolicyFileError("no such policy file or directory", path=path, field="<file>", value=str(path)) from None
