@@ -12,10 +12,12 @@ from nlgrad.config import Settings
 from nlgrad.errors import ConfigError
 from nlgrad.lm.client import LM, check_models
 from nlgrad.lm.ledger import Ledger
+from nlgrad.runlock import RunLock
 from nlgrad.runtime.executor import RunResult
 from nlgrad.runtime.ray_executor import EXECUTOR_KINDS, make_executor
 from nlgrad.runtime.protocols import SPLITS, EmptyPolicy, PolicySource
 from nlgrad.runtime.registry import load_benchmark, load_program
+from nlgrad.runtime.resume_check import check_eval_resume
 from nlgrad.runtime.rundir import RunDir, make_run_id
 
 
@@ -60,6 +62,7 @@ class EvalRequest:
     run_dir: str | None = None
     executor: str = "thread"
     ray_address: str | None = None
+    retry_errors: bool = True  # on resume, run again the tasks whose saved result is an error
 
     def validate(self) -> None:
         if self.executor not in EXECUTOR_KINDS:
@@ -88,6 +91,7 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
     config: dict[str, Any] = {
         "command": "eval", "benchmark": benchmark.id, "split": request.split, "n": len(tasks),
         "program": program.name, "policy": request.policy, "policy_version": request.policy_version,
+        "policy_loaded_version": getattr(policy, "version", None),
         "workers": request.workers, "executor": request.executor, "step_cap": step_cap, "timeout_s": request.timeout_s,
         "roles": {name: {"model": r.model, "temperature": r.temperature, "max_tokens": r.max_tokens}
                   for name, r in settings.roles.items()},
@@ -95,14 +99,17 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
     }
     path = Path(request.run_dir) if request.run_dir else Path(settings.runs_dir) / make_run_id(
         "eval", benchmark.id, request.split, config)
-    run_dir = RunDir(path).create()
-    run_dir.write_config(config)
-    journal = run_dir.path / "ledger.jsonl"  # survives a kill; ledger.json totals every attempt of this run dir
-    lm = LM(settings, ledger=Ledger(journal=journal))
-    executor = make_executor(request.executor, ray_address=request.ray_address,
-                             benchmark=benchmark, program=program, lm=lm, policy=policy, workers=request.workers,
-                        step_cap=step_cap, timeout_s=request.timeout_s, run_dir=run_dir, progress=progress,
-                        console=console, label=f"eval {benchmark.id}/{request.split}")
-    result = executor.run(tasks, resume=request.run_dir is not None)
-    Ledger.replay(journal).save(run_dir.path / "ledger.json")
+    run_dir = RunDir(path, retry_errors=request.retry_errors).create()
+    with RunLock(path, field="--run-dir"):  # one live writer per run directory
+        if request.run_dir is not None:  # resuming: the saved config must describe the same experiment
+            check_eval_resume(run_dir.path / "config.json", config, value=str(path))
+        run_dir.write_config(config)
+        journal = run_dir.path / "ledger.jsonl"  # survives a kill; ledger.json totals every attempt of this run dir
+        lm = LM(settings, ledger=Ledger(journal=journal))
+        executor = make_executor(request.executor, ray_address=request.ray_address,
+                                 benchmark=benchmark, program=program, lm=lm, policy=policy, workers=request.workers,
+                                 step_cap=step_cap, timeout_s=request.timeout_s, run_dir=run_dir, progress=progress,
+                                 console=console, label=f"eval {benchmark.id}/{request.split}")
+        result = executor.run(tasks, resume=request.run_dir is not None)
+        Ledger.replay(journal).save(run_dir.path / "ledger.json")
     return result, lm

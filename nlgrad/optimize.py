@@ -31,9 +31,11 @@ from nlgrad.methods.budget import Budget
 from nlgrad.methods.options import check_method_options
 from nlgrad.methods.strategies.acceptance import PairedImprovementGate
 from nlgrad.policy import PolicyMemory, PolicyStore
+from nlgrad.runlock import RunLock
 from nlgrad.runtime.executor import PolicyForTask, RunResult
 from nlgrad.runtime.ray_executor import make_executor
 from nlgrad.runtime.registry import load_benchmark, load_program
+from nlgrad.runtime.resume_check import check_identity, role_identity
 from nlgrad.runtime.rundir import RunDir
 
 
@@ -44,6 +46,7 @@ KIND_DEFAULTS: dict[str, dict[str, Any]] = {
     "interactive": {"iterations": 2, "batch": 3, "val": 3, "test_n": 6, "step_cap": 20},
 }
 DEFAULTED = ("iterations", "batch", "val", "test_n", "step_cap")
+RESUME_ROLES = ("agent", "critic", "optimizer")  # their models and sampling must match on resume
 
 
 def benchmark_defaults(benchmark) -> dict[str, Any]:
@@ -198,9 +201,19 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
     method = load_method(config.method, config.method_options)
     check_models(settings, ("agent", "critic", "optimizer"))
     _check_writable(out)
+    with RunLock(out, field="--out"):  # one live writer per --out (a second is refused, naming the holder's pid)
+        return _run_locked(config, settings, out, method, benchmark, program, budget=budget, console=console,
+                           progress=progress, stop_after=stop_after)
+
+
+def _run_locked(config: OptimizeConfig, settings: Settings, out: Path, method, benchmark, program, *,
+                budget: Budget | None, console: Console, progress: bool, stop_after: int | None) -> OptimizeOutcome:
     work_dir = out / "run"
     work_dir.mkdir(parents=True, exist_ok=True)
+    resuming = (work_dir / "state.json").exists()
     state = _load_state(work_dir, config)  # before config.json is written: a mismatch leaves the saved one intact
+    check_identity(work_dir, {"program": program.name, "roles": role_identity(settings, RESUME_ROLES)},
+                   resuming=resuming, value=str(out))
     write_json_atomic(work_dir / "config.json", config.model_dump(mode="json"))
     store = PolicyStore(out)
     store.repair()

@@ -28,7 +28,7 @@ def reply_stats(run: Path, route: str, top: int = 4) -> dict:
             parsed = node.get("parsed") or {}
             action = parsed.get("action") or parsed.get("tool") or parsed.get("kind") or ""
             verbs[str(action).split(" ")[0]] += 1
-    results = RunDir(run).load_results()
+    results = RunDir(run).load_results(include_errors=True)
     steps = [r.get("steps") for r in results.values() if r.get("steps") is not None]
     config = json.loads((run / "config.json").read_text(encoding="utf-8")) if (run / "config.json").is_file() else {}
     cap = config.get("step_cap")

@@ -26,7 +26,7 @@ from nlgrad.methods.strategies.acceptance import PairedImprovementGate
 
 def recheck_rules(folder: Path, ws, instructions: list[str]) -> list[str]:
     reflections = json.loads((folder / "reflections.json").read_text(encoding="utf-8"))
-    results, traces = RunDir(folder / "rollouts").load_results(), load_traces(folder / "rollouts")
+    results, traces = RunDir(folder / "rollouts").load_results(include_errors=True), load_traces(folder / "rollouts")
     specific = workspace_instance_tokens(ws, traces.values(), general_text=" ".join(instructions))
     # the successful reference shown to the reflector is not saved per op: use every success of this batch and
     # every stored reference (a superset of what it saw)
@@ -52,11 +52,11 @@ def recheck_gate(folder: Path, gate: PairedImprovementGate) -> str | None:
     if not saved_path.is_file():
         return None
     saved = json.loads(saved_path.read_text(encoding="utf-8"))
-    candidate = RunDir(folder / "val-candidate").load_results()
+    candidate = RunDir(folder / "val-candidate").load_results(include_errors=True)
     current_dirs = sorted(p for p in folder.glob("val-v*") if p.is_dir())
     if not candidate or not current_dirs:
         return f"  gate: saved {'accept' if saved.get('accept') else 'reject'} ({saved.get('reason')}); no scores"
-    current = RunDir(current_dirs[-1]).load_results()
+    current = RunDir(current_dirs[-1]).load_results(include_errors=True)
     ids = [t for t in candidate if t in current]
     now = gate.decide([candidate[t]["score"] for t in ids], [current[t]["score"] for t in ids])
     return (f"  gate: saved {'accept' if saved.get('accept') else 'reject'} ({saved.get('reason')}); "

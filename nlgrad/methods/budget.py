@@ -27,6 +27,15 @@ class Budget:
     usd: float | None = None
     time_s: float | None = None
 
+    def __post_init__(self) -> None:
+        """A limit of zero or less would end the run at once as "finished": refuse it, naming the option."""
+        for name, option in (("calls", "--budget-calls"), ("tokens", "--budget-tokens"), ("usd", "--budget-usd"),
+                             ("time_s", "--budget-time")):
+            value = getattr(self, name)
+            if value is not None and not value > 0:  # `not >` also refuses NaN
+                raise ConfigError("a budget must be greater than zero (leave it out for no limit)", field=option,
+                                  value=value)
+
     def exceeded(self, ledger: Ledger, elapsed_s: float) -> str | None:
         """The first limit reached, in words, or None. Calls count real LM calls (cache hits are free)."""
         total = ledger.total()
