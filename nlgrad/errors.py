@@ -55,3 +55,18 @@ class TaskTimeout(NlgradError):
 
 class StepCapReached(NlgradError):
     """An interactive episode reached its step cap."""
+
+
+class StorageError(NlgradError, OSError):
+    """A write failed for want of space or a failing disk (ENOSPC, EDQUOT, EIO, EROFS). The run stops with this one
+    message; every file written so far stays readable and the same command resumes once the cause is fixed. It is
+    also an OSError, so code that handled the raw error still does."""
+
+    def __init__(self, path: object, exc: OSError):
+        reason = exc.strerror or str(exc)
+        super().__init__(exc.errno, f"cannot write {path}: {reason}; the run stopped cleanly: free space (or fix the "
+                                    "disk) and run the same command again to resume")
+        self.path = str(path)
+
+    def __str__(self) -> str:
+        return self.strerror or super().__str__()

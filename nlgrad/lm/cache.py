@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from nlgrad.errors import ConfigError
 # Sampling parameters that change what a model returns. Anything else (timeouts, keys, api_base) stays out.
 KEY_PARAMS = ("temperature", "top_p", "max_tokens", "stop", "seed", "response_format", "n")
 CACHE_FORMAT = 1
+log = logging.getLogger(__name__)
 
 
 def cache_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any], sample_index: int,
@@ -41,6 +43,7 @@ class ReplyCache:
 
     def __init__(self, directory: str | Path, size_limit_bytes: int = 4 * 2**30):
         self.directory = Path(directory)
+        self._write_failed = False
         try:
             self._cache = diskcache.Cache(str(self.directory), size_limit=size_limit_bytes)
         except (OSError, sqlite3.Error) as exc:
@@ -58,7 +61,15 @@ class ReplyCache:
         return value
 
     def set(self, key: str, record: dict[str, Any]) -> None:
-        self._cache.set(key, record)
+        """Store ``record``. A failed write (full disk, I/O error) loses only the caching, never the reply: it is
+        logged once per cache and the call's result stands (a resume asks the model again)."""
+        try:
+            self._cache.set(key, record)
+        except (OSError, sqlite3.Error) as exc:
+            if not self._write_failed:
+                self._write_failed = True
+                log.warning("the LM reply cache at %s cannot be written (%s); replies are not cached from now on "
+                            "until it can", self.directory, exc)
 
     def __len__(self) -> int:
         return len(self._cache)
