@@ -81,7 +81,7 @@ def eval_cmd(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin."),
     split: str = typer.Option("dev", "--split", help="train, dev or test."),
     n: int = typer.Option(20, "--n", help="Number of tasks (the first n of the split)."),
-    workers: int = typer.Option(1, "--workers", "-w", help="Parallel worker threads."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-w", help="Parallel worker threads (default: as many as the agent model serves at once: a local server's slots)."),
     program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
     policy: Optional[str] = typer.Option(None, "--policy", help="Policy memory dir or file, or 'human'."),
     policy_version: Optional[int] = typer.Option(None, "--policy-version", help="Version in a policy dir."),
@@ -128,7 +128,7 @@ def optimize_cmd(
                                          help="Test tasks in the final evaluation, 0 to skip "
                                               "(default 20; interactive: 6)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the minibatch sampler."),
-    workers: int = typer.Option(1, "--workers", "-w", help="Parallel worker threads for rollouts."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-w", help="Parallel worker threads (default: as many as the agent model serves at once: a local server's slots)."),
     program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
     step_cap: Optional[int] = typer.Option(None, "--step-cap", show_default=False,
                                            help="Max environment steps per task (default: the "
@@ -195,7 +195,8 @@ def local_start(model: str = typer.Argument("qwen2.5-coder-0.5b", help="Local mo
     from nlgrad.lm.local_server import LocalServers
 
     info = LocalServers().ensure(model, detached=True)
-    out.print(f"local/{info.name} serving at {info.api_base} (pid {info.pid}, log {info.log_path})")
+    out.print(f"local/{info.name} serving at {info.api_base} with {info.backend}, {info.slots} slot(s) "
+              f"(pid {info.pid}, log {info.log_path})")
 
 
 @local_app.command("status")
@@ -208,8 +209,8 @@ def local_status():
     servers = LocalServers()
     for name in sorted(BUILTIN_MODELS):
         info = servers.status(name)
-        out.print(f"local/{name}: " + (f"running at {info.api_base} (pid {info.pid}, {info.owner})" if info
-                                       else "not running"))
+        out.print(f"local/{name}: " + (f"running at {info.api_base} with {info.backend}, {info.slots} slot(s) "
+                                       f"(pid {info.pid}, {info.owner})" if info else "not running"))
 
 
 @local_app.command("stop")

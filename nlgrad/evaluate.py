@@ -53,7 +53,7 @@ class EvalRequest:
     benchmark: str
     split: str = "dev"
     n: int | None = 20
-    workers: int = 1
+    workers: int | None = None  # None: the agent model's parallelism (a local server's slots)
     program: str | None = None
     policy: str | None = None
     policy_version: int | None = None
@@ -72,7 +72,7 @@ class EvalRequest:
             raise ConfigError(f"split must be one of {', '.join(SPLITS)}", field="--split", value=self.split)
         if self.n is not None and self.n < 1:
             raise ConfigError("n must be at least 1", field="--n", value=self.n)
-        if self.workers < 1:
+        if self.workers is not None and self.workers < 1:
             raise ConfigError("workers must be at least 1", field="--workers", value=self.workers)
         if self.step_cap is not None and self.step_cap < 1:
             raise ConfigError("step cap must be at least 1", field="--step-cap", value=self.step_cap)

@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         test_n: int = typer.Option(20, "--test-n", help="Test tasks every final policy is scored on."),
         val: int = typer.Option(12, "--val", help="Dev tasks used for validation by every optimizer."),
         batch: int = typer.Option(6, "--batch", help="Train tasks per iteration."),
-        workers: int = typer.Option(1, "--workers", "-w", help="Parallel worker threads for rollouts."),
+        workers: Optional[int] = typer.Option(None, "--workers", "-w", help="Parallel worker threads (default: as many as the agent model serves at once: a local server's slots)."),
         step_cap: Optional[int] = typer.Option(None, "--step-cap", help="Max environment steps per task."),
         program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
         budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Also stop at this many tokens."),

@@ -46,7 +46,7 @@ class CompareConfig(BaseModel):
     test_n: int = Field(default=20, ge=1)
     val: int = Field(default=12, ge=1)
     batch: int = Field(default=6, ge=1)
-    workers: int = Field(default=1, ge=1)
+    workers: int | None = Field(default=None, ge=1)  # None: the agent model's parallelism
     step_cap: int | None = Field(default=None, ge=1)
     program: str | None = None
     budget_tokens: int | None = Field(default=None, ge=1)

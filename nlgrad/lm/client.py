@@ -69,6 +69,7 @@ class _Route:
     litellm_model: str
     api_base: str | None
     api_key: str | None
+    slots: int | None = None  # a local server's parallel slots
 
 
 class LM:
@@ -118,6 +119,17 @@ class LM:
                                  "completion_tokens": completion.completion_tokens, "model": cfg.model})
         return completion
 
+    def parallelism(self, role: str) -> int:
+        """How many calls for ``role`` to issue at once: ``max_concurrency`` if set, else a local server's slots, else
+        1 (a hosted model runs calls side by side only when its config says how many). Executors and the critic
+        phases size their thread pools by it."""
+        cfg = self.settings.role(role)
+        if cfg.max_concurrency:
+            return cfg.max_concurrency
+        if cfg.model.startswith(LOCAL_PREFIX):
+            return self.servers.slots_for(cfg.model[len(LOCAL_PREFIX):])
+        return 1
+
     def constrains_json(self, role: str) -> bool:
         """Whether ``role``'s model takes a JSON schema as a decoding grammar (llama.cpp's server does)."""
         return self.model_for(role).startswith(LOCAL_PREFIX)
@@ -141,16 +153,19 @@ class LM:
         api_key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
         if model.startswith(LOCAL_PREFIX):
             info = self.servers.ensure(model[len(LOCAL_PREFIX):])
-            return _Route(f"openai/{info.name}", info.api_base, LOCAL_API_KEY)
+            return _Route(f"openai/{info.name}", info.api_base, LOCAL_API_KEY, info.slots)
         if api_key is None and cfg.api_base and model.startswith("openai/"):
             # an OpenAI-compatible server without auth (vLLM, SGLang, llama.cpp): litellm still wants *a* key
             api_key = os.environ.get("OPENAI_API_KEY") or NO_AUTH_KEY
         return _Route(model, cfg.api_base, api_key)
 
-    def _semaphore(self, model: str, cfg) -> threading.BoundedSemaphore:
+    def _semaphore(self, model: str, cfg, slots: int | None) -> threading.BoundedSemaphore:
+        """Calls to one model in flight at once: ``max_concurrency``, else the local server's slots (a request beyond
+        them would only queue inside the server), else ``DEFAULT_REMOTE_CONCURRENCY``."""
         with self._sem_lock:
             if model not in self._semaphores:
-                limit = cfg.max_concurrency or (1 if model.startswith(LOCAL_PREFIX) else DEFAULT_REMOTE_CONCURRENCY)
+                local = model.startswith(LOCAL_PREFIX)
+                limit = cfg.max_concurrency or ((slots or 1) if local else DEFAULT_REMOTE_CONCURRENCY)
                 self._semaphores[model] = threading.BoundedSemaphore(limit)
             return self._semaphores[model]
 
@@ -198,7 +213,7 @@ class LM:
         kwargs: dict[str, Any] = {k: v for k, v in params.items() if v is not None}
         kwargs.update(self._litellm_kwargs)
         kwargs.update(extra)
-        with self._semaphore(cfg.model, cfg):
+        with self._semaphore(cfg.model, cfg, route.slots):
             start = time.monotonic()
             response = litellm.completion(model=route.litellm_model, messages=messages, timeout=timeout,
                                           api_base=route.api_base, api_key=route.api_key, num_retries=0, **kwargs)

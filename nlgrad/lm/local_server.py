@@ -1,19 +1,22 @@
-"""Serve a local GGUF with ``llama_cpp.server`` on 127.0.0.1 and route litellm calls to it.
+"""Serve a local GGUF on 127.0.0.1 (``llama-server``, or ``llama_cpp.server`` as fallback) and route litellm to it.
 
-``ensure(name)`` reuses a healthy server recorded in the state dir, or starts one on a free port, waits for health and
-records it. Servers this process started are stopped at exit; ``nlgrad local start`` starts a detached one that stays
-until ``nlgrad local stop``. Calls go through litellm's OpenAI-compatible provider (``openai/<alias>`` + api_base).
+``ensure(name)`` reuses a live server recorded in the state dir, or starts one on a free port, waits for health and
+records it (backend, slots). A server this process started that dies is started again once (``MAX_RESTARTS``); a port
+that another program took between choosing and binding is detected from the server's exit and another one is tried.
+Servers this process started are stopped at exit; ``nlgrad local start`` starts a detached one that stays until
+``nlgrad local stop``. Calls go through litellm's OpenAI-compatible provider (``openai/<alias>`` + api_base).
+Which program serves is decided in :mod:`nlgrad.lm.server_backends`.
 """
 
 from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -24,8 +27,14 @@ from nlgrad.config import default_cache_root
 from nlgrad.errors import LocalModelError
 from nlgrad.files import file_lock, write_json_atomic
 from nlgrad.lm.local_models import resolve_model_file
+from nlgrad.lm.server_backends import LaunchSpec, ServerBackend, requested_slots, select_backend
 
-LOCAL_API_KEY = "sk-local-no-key"  # llama_cpp.server ignores it; litellm's openai provider wants one
+log = logging.getLogger(__name__)
+
+LOCAL_API_KEY = "sk-local-no-key"  # the local servers ignore it; litellm's openai provider wants one
+MAX_RESTARTS = 1  # a server this process started that dies is started again this many times
+PORT_TRIES = 3  # a port taken between choosing and binding: try this many ports
+_PORT_TAKEN = ("address already in use", "couldn't bind", "could not bind", "errno 98")
 
 
 @dataclass
@@ -36,6 +45,8 @@ class ServerInfo:
     model_path: str
     owner: str  # "process" (stopped at exit of its starter) or "detached"
     log_path: str
+    backend: str = "python"  # "llama-server" or "python" (records written before backends existed are python)
+    slots: int = 1  # requests it serves at once
 
     @property
     def api_base(self) -> str:
@@ -52,9 +63,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _healthy(port: int, timeout: float = 2.0) -> bool:
+def _healthy(port: int, timeout: float = 2.0, path: str = "/v1/models") -> bool:
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=timeout) as resp:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as resp:
             return resp.status == 200
     except OSError:
         return False
@@ -90,11 +101,29 @@ class LocalServers:
     """Starts, finds and stops local model servers. One instance per process is enough; it is cheap."""
 
     _started_here: dict[str, ServerInfo] = {}
+    _restarts: dict[str, int] = {}
     _lock = threading.Lock()
 
-    def __init__(self, user_models: dict[str, Path] | None = None, n_ctx: int | None = None):
+    def __init__(self, user_models: dict[str, Path] | None = None, n_ctx: int | None = None,
+                 backend: ServerBackend | None = None, slots: int | None = None):
         self.user_models = user_models or {}
         self.n_ctx = n_ctx or int(os.environ.get("NLGRAD_LOCAL_CTX", "8192"))
+        self._backend = backend
+        self._slots = slots
+
+    @property
+    def backend(self) -> ServerBackend:
+        if self._backend is None:
+            self._backend = select_backend()
+        return self._backend
+
+    def slots_for(self, name: str) -> int:
+        """How many requests the server for ``name`` serves at once: the running one's, else what a start would
+        configure."""
+        info = self.status(name)
+        if info is not None:
+            return info.slots
+        return self.backend.slots(self._slots or requested_slots())
 
     def _state_file(self, name: str) -> Path:
         return state_dir() / f"{name}.json"
@@ -122,47 +151,68 @@ class LocalServers:
             info = self.status(name)
             if info is not None:
                 return info
+            died = LocalServers._started_here.get(name)
+            if died is not None:  # this process started it, and it is gone: restart once, then give up
+                count = LocalServers._restarts.get(name, 0)
+                tail = _log_tail(Path(died.log_path), 600)
+                if count >= MAX_RESTARTS:
+                    raise LocalModelError(f"local server for '{name}' died again after {count} restart(s); "
+                                          f"not restarting. Log tail ({died.log_path}):\n{tail}")
+                LocalServers._restarts[name] = count + 1
+                log.warning("local server for '%s' (pid %s) died; restarting it once. Log tail:\n%s",
+                            name, died.pid, tail)
             return self._start(name, detached=detached, startup_timeout_s=startup_timeout_s)
 
     def _start(self, name: str, *, detached: bool, startup_timeout_s: float) -> ServerInfo:
-        try:
-            import llama_cpp.server  # noqa: F401
-        except ImportError as exc:
-            raise LocalModelError(
-                "the local model server needs llama-cpp-python[server]: install nlgrad's 'local' extra with "
-                "CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install 'nlgrad[local]'" f" ({exc})"
-            ) from None
+        backend = self.backend
         model = resolve_model_file(name, self.user_models)
-        port = _free_port()
+        slots = backend.slots(self._slots or requested_slots())
+        draft = os.environ.get("NLGRAD_LOCAL_DRAFT")
+        draft_path = (resolve_model_file(draft, self.user_models).path
+                      if draft and draft != name and backend.name == "llama-server" else None)
         log_path = state_dir() / f"{name}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(model.path), "--model_alias", name,
-            "--host", "127.0.0.1", "--port", str(port),
-            "--n_threads", str(free_cores()), "--n_ctx", str(self.n_ctx),
-        ]
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
-        deadline = time.monotonic() + startup_timeout_s
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                tail = log_path.read_text(errors="replace")[-2000:]
-                raise LocalModelError(f"local server for '{name}' exited with code {proc.returncode}; log tail:\n{tail}")
-            if _healthy(port):
+        for attempt in range(PORT_TRIES):
+            port = _free_port()
+            if _accepting(port, timeout=0.5):  # someone bound it since the kernel called it free
+                continue
+            spec = LaunchSpec(model_path=model.path, alias=name, port=port, threads=free_cores(), n_ctx=self.n_ctx,
+                              slots=slots, draft_path=draft_path)
+            offset = log_path.stat().st_size if log_path.exists() else 0
+            with open(log_path, "ab") as log_file:
+                proc = subprocess.Popen(backend.command(spec), stdout=log_file, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True,
+                                        env={**os.environ, **backend.env()})
+            if self._wait_healthy(proc, port, backend.health_path, startup_timeout_s, name, log_path, offset):
                 break
-            time.sleep(0.5)
         else:
-            proc.kill()
-            raise LocalModelError(f"local server for '{name}' did not become healthy in {startup_timeout_s:.0f}s; "
-                                  f"see {log_path}")
+            raise LocalModelError(f"local server for '{name}': {PORT_TRIES} ports were taken before it could bind")
         info = ServerInfo(name=name, pid=proc.pid, port=port, model_path=str(model.path),
-                          owner="detached" if detached else "process", log_path=str(log_path))
+                          owner="detached" if detached else "process", log_path=str(log_path),
+                          backend=backend.name, slots=slots)
         write_json_atomic(self._state_file(name), asdict(info))
         if not detached:
             LocalServers._started_here[name] = info
         return info
+
+    @staticmethod
+    def _wait_healthy(proc: subprocess.Popen, port: int, health_path: str, timeout_s: float, name: str,
+                      log_path: Path, offset: int) -> bool:
+        """True once healthy; False if the server exited because its port was taken; raises on other failures."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                tail = _log_tail(log_path, 2000, offset)
+                if any(mark in tail.lower() for mark in _PORT_TAKEN):
+                    log.warning("local server for '%s': port %d was taken; trying another", name, port)
+                    return False
+                raise LocalModelError(f"local server for '{name}' exited with code {proc.returncode}; "
+                                      f"log tail:\n{tail}")
+            if _healthy(port, path=health_path):
+                return True
+            time.sleep(0.5)
+        _terminate(proc.pid)
+        raise LocalModelError(f"local server for '{name}' did not become healthy in {timeout_s:.0f}s; see {log_path}")
 
     def stop(self, name: str, only_pid: int | None = None) -> bool:
         """Stop the recorded server for ``name`` (or only the process ``only_pid``, if given). Returns True if a
@@ -178,6 +228,15 @@ class LocalServers:
         if info is not None and info.pid == pid:
             self._state_file(name).unlink(missing_ok=True)
         return running
+
+
+def _log_tail(path: Path, chars: int, offset: int = 0) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            return fh.read().decode("utf-8", errors="replace")[-chars:]
+    except OSError:
+        return ""
 
 
 def _terminate(pid: int, grace_s: float = 10.0) -> None:

@@ -44,7 +44,7 @@ class OptimizeConfig(BaseModel):
     val: int = Field(default=12, ge=1)
     test_n: int = Field(default=20, ge=0)
     seed: int = 0
-    workers: int = Field(default=1, ge=1)
+    workers: int | None = Field(default=None, ge=1)  # None: the agent model's parallelism
     step_cap: int | None = Field(default=None, ge=1)
     min_support: int = Field(default=2, ge=1)
     margin: float = Field(default=0.02, ge=0.0)

@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from nlgrad.credit.render import clip
 from nlgrad.errors import LMCallError, StructuredOutputError
+from nlgrad.lm.fanout import fan_out
 from nlgrad.methods.aggregate import aggregate
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_tokens
@@ -353,12 +354,10 @@ class LangMARL:
         rollouts = ws.rollouts(batch, memory, label="rollouts", iteration=iteration)
         batch_mean = sum(rollouts.scores) / len(rollouts.scores) if rollouts.scores else 0.0
 
-        records = []
-        for result in rollouts.results:
-            trace = rollouts.traces.get(result.task_id)
-            if trace is None or result.error:
-                continue
-            records.append(self.credit(ws, trace, result, routes))
+        credited = [r for r in rollouts.results if rollouts.traces.get(r.task_id) is not None and not r.error]
+        # each trace's credit call is independent of the others': they run side by side
+        records = fan_out(lambda result: self.credit(ws, rollouts.traces[result.task_id], result, routes),
+                          credited, ws.lm.parallelism("critic"))
         ws.write(iteration, "credits.json", {"mode": self.credit_mode, "records": records,
                                               "skipped": list(self.skipped)})
 

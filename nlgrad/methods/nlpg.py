@@ -19,7 +19,11 @@ answered from files: ``diagnoses.json``, ``feedback.json``, ``proposals.json``, 
 
 from __future__ import annotations
 
+from typing import Any
+
 from nlgrad.credit import BackwardPass, Critic
+from nlgrad.credit.backward import NodeFeedbackRecord
+from nlgrad.lm.fanout import fan_out
 from nlgrad.methods.abstraction import CorrectionAbstractor
 from nlgrad.methods.aggregate import aggregate, attribute_support
 from nlgrad.methods.base import Proposal, Workspace
@@ -56,6 +60,46 @@ class NLPG:
         successes = sorted((r for r in results if r.success and r.score >= 1.0), key=lambda r: r.task_id)
         return failures[:max_diagnose] + successes[:contrast]
 
+    def critique(self, lm, results: list[TaskResult], traces: dict, *, max_diagnose: int,
+                 contrast: int) -> tuple[dict[str, Any], list[NodeFeedbackRecord], list[dict[str, str]]]:
+        """Steps 2-3: the critic diagnoses the selected traces and the backward pass gives their module calls
+        feedback. Traces are independent, so their critic calls run side by side (``lm.parallelism("critic")``);
+        within one trace the backward pass keeps its order. Returns (diagnoses by task id, records, skipped)."""
+        critic = Critic(lm)
+        backward = BackwardPass(critic, loop_threshold=self.loop_threshold, max_localized_steps=self.localized_steps)
+        selected = [r for r in self.select_for_diagnosis(results, max_diagnose, contrast)
+                    if traces.get(r.task_id) is not None and not r.error]
+
+        def diagnose_and_propagate(result: TaskResult):
+            trace = traces[result.task_id]
+            diagnosis = critic.diagnose(trace, result.score, result.success, result.feedback)
+            return diagnosis, backward.run(trace, score=result.score, success=result.success,
+                                           feedback=result.feedback, diagnosis=diagnosis)
+
+        diagnoses, records = {}, []
+        for result, (diagnosis, trace_records) in zip(
+                selected, fan_out(diagnose_and_propagate, selected, lm.parallelism("critic"))):
+            diagnoses[result.task_id] = diagnosis.model_dump() if diagnosis else None
+            records += trace_records
+        return diagnoses, records, critic.skipped
+
+    def propose_corrections(self, lm, records: list[NodeFeedbackRecord], memory: PolicyMemory,
+                            instructions: dict[str, str], rejected: dict[str, list[str]],
+                            ) -> tuple[list[Candidate], list[dict[str, str]]]:
+        """Step 4: per route (and sample), the optimizer turns the route's node feedback into corrections; the
+        routes' calls run side by side (``lm.parallelism("optimizer")``). Returns (candidates, skipped)."""
+        proposer = CorrectionProposer(lm, max_items=self.max_items, max_corrections=self.max_corrections)
+        jobs = [(route, sample) for route in instructions for sample in range(self.proposals_per_route)]
+
+        def propose(job: tuple[str, int]) -> list[Candidate]:
+            route, sample = job
+            return proposer.propose(route, [r for r in records if r.route == route], memory,
+                                    instructions=instructions[route], rejected=rejected.get(route, []),
+                                    sample_index=sample)
+
+        candidates = [c for batch in fan_out(propose, jobs, lm.parallelism("optimizer")) for c in batch]
+        return candidates, proposer.skipped
+
     def abstract_candidates(self, ws: Workspace, candidates: list[Candidate], instructions: dict[str, str],
                             specific: set[str], iteration: int) -> list[Candidate]:
         abstractor = CorrectionAbstractor(ws.lm, max_items=self.max_items)
@@ -72,38 +116,20 @@ class NLPG:
         batch = ws.sampler.sample(ws.train_tasks, cfg.batch, iteration)
         rollouts = ws.rollouts(batch, memory, label="rollouts", iteration=iteration)
         batch_mean = sum(rollouts.scores) / len(rollouts.scores) if rollouts.scores else 0.0
-        critic = Critic(ws.lm)
-        backward = BackwardPass(critic, loop_threshold=self.loop_threshold,
-                                max_localized_steps=self.localized_steps)
-        diagnoses, records = {}, []
-        for result in self.select_for_diagnosis(rollouts.results, cfg.max_diagnose, cfg.contrast_successes):
-            trace = rollouts.traces.get(result.task_id)
-            if trace is None or result.error:
-                continue
-            diagnosis = critic.diagnose(trace, result.score, result.success, result.feedback)
-            diagnoses[result.task_id] = diagnosis.model_dump() if diagnosis else None
-            records += backward.run(trace, score=result.score, success=result.success, feedback=result.feedback,
-                                    diagnosis=diagnosis)
-        ws.write(iteration, "diagnoses.json", {"diagnoses": diagnoses, "skipped": critic.skipped})
+        diagnoses, records, skipped = self.critique(ws.lm, rollouts.results, rollouts.traces,
+                                                    max_diagnose=cfg.max_diagnose, contrast=cfg.contrast_successes)
+        ws.write(iteration, "diagnoses.json", {"diagnoses": diagnoses, "skipped": skipped})
         ws.write(iteration, "feedback.json", [r.to_dict() for r in records])
 
-        proposer = CorrectionProposer(ws.lm, max_items=self.max_items, max_corrections=self.max_corrections)
         rejected_texts: dict[str, list[str]] = {}
         for rej in ws.store.rejected():
             for op in rej.ops:
                 if op.get("text"):
                     rejected_texts.setdefault(op.get("route") or str(op.get("id", "")).split("#")[0], []).append(
                         op["text"])
-        candidates = []
         instructions = {route: route_instructions(ws.program, route) for route in ws.program.routes}
-        for route in ws.program.routes:
-            route_records = [r for r in records if r.route == route]
-            for sample in range(self.proposals_per_route):
-                candidates += proposer.propose(route, route_records, memory,
-                                               instructions=instructions[route],
-                                               rejected=rejected_texts.get(route, []), sample_index=sample)
-        ws.write(iteration, "proposals.json", {"candidates": [c.to_dict() for c in candidates],
-                                               "skipped": proposer.skipped})
+        candidates, skipped = self.propose_corrections(ws.lm, records, memory, instructions, rejected_texts)
+        ws.write(iteration, "proposals.json", {"candidates": [c.to_dict() for c in candidates], "skipped": skipped})
 
         specific = workspace_instance_tokens(ws, rollouts.traces.values(),
                                              general_text=" ".join(instructions.values()))

@@ -81,9 +81,11 @@ def summarize(results: list[TaskResult], wall_s: float) -> dict[str, Any]:
 
 class Executor:
     def __init__(self, *, benchmark: Benchmark, program: Program, lm: LM, policy: PolicySource | None = None,
-                 workers: int = 1, step_cap: int | None = None, timeout_s: float | None = None,
+                 workers: int | None = None, step_cap: int | None = None, timeout_s: float | None = None,
                  run_dir: RunDir | None = None, progress: bool = True, keep_traces: bool = False,
                  console: Console | None = None, label: str = "eval", policy_for_task: PolicyForTask | None = None):
+        if workers is None:  # as many tasks at once as the agent's model serves (a local server's slots)
+            workers = lm.parallelism("agent")
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         self.benchmark, self.program, self.lm, self.policy = benchmark, program, lm, policy

@@ -1,0 +1,183 @@
+"""The local server's lifecycle, against a stand-in server process (tests/fixtures/fake_model_server.py): start and
+health wait, slots recorded and followed by the client, a server that dies restarted once, a taken port detected,
+and the backend choice (llama-server, the Python fallback, bad settings)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from nlgrad.config import RoleConfig, Settings
+from nlgrad.errors import LMCallError, LocalModelError
+from nlgrad.lm import local_server, server_backends
+from nlgrad.lm.client import LM
+from nlgrad.lm.local_server import LocalServers
+from nlgrad.lm.server_backends import LaunchSpec, LlamaServer, PythonServer, select_backend
+
+FAKE = Path(__file__).resolve().parents[1] / "fixtures" / "fake_model_server.py"
+
+
+class FakeBackend:
+    """Runs the stand-in server; ``delay`` slows each reply, ``concurrency_log`` records requests in flight."""
+
+    name = "llama-server"
+    health_path = "/health"
+
+    def __init__(self, delay: float = 0.0, concurrency_log: Path | None = None):
+        self.delay, self.concurrency_log = delay, concurrency_log
+        self.ports: list[int] = []
+
+    def slots(self, requested: int) -> int:
+        return requested
+
+    def command(self, spec: LaunchSpec) -> list[str]:
+        self.ports.append(spec.port)
+        cmd = [sys.executable, str(FAKE), "--port", str(spec.port), "--delay", str(self.delay)]
+        return cmd + (["--log-concurrency", str(self.concurrency_log)] if self.concurrency_log else [])
+
+    def env(self) -> dict[str, str]:
+        return {}
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLGRAD_HOME", str(tmp_path / "home"))
+    gguf = tmp_path / "fake.gguf"
+    gguf.write_bytes(b"not really a model")
+    monkeypatch.setenv("NLGRAD_LOCAL_MODEL", str(gguf))  # resolves qwen2.5-coder-0.5b to this file
+    monkeypatch.setattr(LocalServers, "_started_here", {})
+    monkeypatch.setattr(LocalServers, "_restarts", {})
+    yield tmp_path
+    for name, info in list(LocalServers._started_here.items()):
+        LocalServers().stop(name, only_pid=info.pid)
+
+
+def local_lm(servers: LocalServers, tmp_path: Path) -> LM:
+    role = RoleConfig(model="local/qwen2.5-coder-0.5b", max_tokens=8, timeout_s=20)
+    settings = Settings(roles={"agent": role, "critic": role}, use_cache=False, retries=2,
+                        backoff_base_s=0.01, backoff_max_s=0.02, runs_dir=tmp_path / "runs")
+    return LM(settings, servers=servers)
+
+
+def test_start_records_backend_and_slots_and_the_client_follows_them(home):
+    log = home / "concurrency.log"
+    servers = LocalServers(backend=FakeBackend(delay=0.4, concurrency_log=log), slots=3)
+    lm = local_lm(servers, home)
+    assert lm.parallelism("agent") == 3  # known before any server runs
+    info = servers.ensure("qwen2.5-coder-0.5b")
+    assert (info.backend, info.slots) == ("llama-server", 3)
+    threads = [threading.Thread(target=lm.complete, args=("agent", [{"role": "user", "content": f"q{i}"}]))
+               for i in range(7)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    in_flight = [int(x) for x in log.read_text().split()]
+    assert len(in_flight) == 7
+    assert max(in_flight) == 3  # as many at once as the slots, never more
+    assert lm.ledger.total().calls == 7
+
+
+def test_a_server_that_dies_is_restarted_once_then_reported(home):
+    servers = LocalServers(backend=FakeBackend(), slots=1)
+    lm = local_lm(servers, home)
+    first = lm.complete("agent", [{"role": "user", "content": "a"}])
+    pid1 = servers.status("qwen2.5-coder-0.5b").pid
+    assert first.text == f"reply from pid {pid1}"
+    os.killpg(pid1, signal.SIGKILL)
+    _wait_dead(pid1)
+    second = lm.complete("agent", [{"role": "user", "content": "b"}])  # retried after one restart
+    pid2 = servers.status("qwen2.5-coder-0.5b").pid
+    assert pid2 != pid1 and second.text == f"reply from pid {pid2}"
+    os.killpg(pid2, signal.SIGKILL)
+    _wait_dead(pid2)
+    with pytest.raises(LMCallError, match="died again after 1 restart"):
+        lm.complete("agent", [{"role": "user", "content": "c"}])
+
+
+def test_a_port_taken_before_the_server_binds_is_detected_and_another_is_used(home, monkeypatch, caplog):
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", 0))  # bound, not listening: looks free to a connect probe, but bind fails
+    taken = squatter.getsockname()[1]
+    ports = iter([taken])
+    real_free_port = local_server._free_port
+    monkeypatch.setattr(local_server, "_free_port", lambda: next(ports, None) or real_free_port())
+    backend = FakeBackend()
+    try:
+        with caplog.at_level("WARNING"):
+            info = LocalServers(backend=backend, slots=1).ensure("qwen2.5-coder-0.5b")
+    finally:
+        squatter.close()
+    assert backend.ports[0] == taken and info.port != taken and len(backend.ports) == 2
+    assert any(f"port {taken} was taken" in r.getMessage() for r in caplog.records)
+    assert LocalServers().status("qwen2.5-coder-0.5b").port == info.port
+
+
+def test_a_server_that_exits_for_another_reason_is_reported_with_its_log(home):
+    class Crashing(FakeBackend):
+        def command(self, spec):
+            return [sys.executable, "-c", "print('model file is corrupt'); raise SystemExit(3)"]
+
+    with pytest.raises(LocalModelError, match=r"exited with code 3(.|\n)*model file is corrupt"):
+        LocalServers(backend=Crashing(), slots=1).ensure("qwen2.5-coder-0.5b")
+
+
+def _wait_dead(pid: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            waited, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if waited:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} did not die")
+
+
+# ---- choosing the server program -------------------------------------------------------------------------------
+def test_llama_server_command_sizes_slots_and_context(tmp_path):
+    spec = LaunchSpec(model_path=tmp_path / "m.gguf", alias="m", port=1234, threads=2, n_ctx=8192, slots=4,
+                      draft_path=tmp_path / "d.gguf")
+    cmd = LlamaServer(tmp_path / "llama-server").command(spec)
+    arg = {flag: cmd[i + 1] for i, flag in enumerate(cmd[:-1]) if flag.startswith("--")}
+    assert arg["--parallel"] == "4" and arg["--ctx-size"] == str(4 * 8192)  # each slot keeps 8192 tokens
+    assert arg["--model-draft"] == str(tmp_path / "d.gguf") and arg["--port"] == "1234"
+    assert LlamaServer(tmp_path / "llama-server").env()["LD_LIBRARY_PATH"].startswith(str(tmp_path))
+    assert PythonServer().slots(4) == 1 and "llama_cpp.server" in PythonServer().command(spec)
+
+
+def test_backend_choice(tmp_path, monkeypatch, caplog):
+    binary = tmp_path / "llama-server"
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    monkeypatch.setenv("NLGRAD_LLAMA_SERVER", str(binary))
+    assert isinstance(select_backend("auto"), LlamaServer)
+    monkeypatch.setenv("NLGRAD_LLAMA_SERVER", str(tmp_path / "absent"))
+    with pytest.raises(LocalModelError, match="absent"):
+        select_backend("auto")
+    monkeypatch.delenv("NLGRAD_LLAMA_SERVER")
+    monkeypatch.setattr(server_backends, "find_llama_server", lambda: None)
+    monkeypatch.setattr(server_backends, "python_server_installed", lambda: True)
+    monkeypatch.setattr(server_backends, "_warned_fallback", False)
+    with caplog.at_level("WARNING"):
+        assert isinstance(select_backend("auto"), PythonServer)
+        assert isinstance(select_backend("auto"), PythonServer)
+    assert sum("llama-server not found" in r.getMessage() for r in caplog.records) == 1  # one line, once
+    with pytest.raises(LocalModelError, match="no llama-server binary"):
+        select_backend("llama-server")
+    monkeypatch.setattr(server_backends, "python_server_installed", lambda: False)
+    with pytest.raises(LocalModelError, match="scripts/install.sh"):
+        select_backend("auto")
+    with pytest.raises(LocalModelError, match="NLGRAD_LOCAL_SERVER='fast'"):
+        select_backend("fast")
+    monkeypatch.setenv("NLGRAD_LOCAL_SLOTS", "0")
+    with pytest.raises(LocalModelError, match="NLGRAD_LOCAL_SLOTS=0"):
+        server_backends.requested_slots()
