@@ -85,9 +85,15 @@ def eval_cmd(
     program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
     policy: Optional[str] = typer.Option(None, "--policy", help="Policy memory dir or file, or 'human'."),
     policy_version: Optional[int] = typer.Option(None, "--policy-version", help="Version in a policy dir."),
+    policy_whole: bool = typer.Option(False, "--policy-whole", help="Show every policy entry to every call, "
+                                      "ignoring entries' conditions (match patterns)."),
+    policy_placement: str = typer.Option("system", "--policy-placement", help="Where a call's lessons go: system "
+                                         "(the template's policy slot) or input (just before the task input)."),
     step_cap: Optional[int] = typer.Option(None, "--step-cap", help="Max environment steps per task."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds allowed per task."),
     run_dir: Optional[Path] = typer.Option(None, "--run-dir", help="Write here (and resume a run written here)."),
+    keep_errors: bool = typer.Option(False, "--keep-errors", help="On resume, keep saved error results instead of "
+                                     "running those tasks again."),
     lm: Optional[str] = LmOpt, config: Optional[Path] = ConfigOpt, no_cache: bool = NoCacheOpt,
     cache_dir: Optional[Path] = CacheDirOpt, runs_dir: Optional[Path] = RunsDirOpt,
     executor: str = ExecutorOpt, ray_address: Optional[str] = RayAddressOpt,
@@ -99,8 +105,10 @@ def eval_cmd(
     settings = _settings(config, lm, None, no_cache, cache_dir, runs_dir)
     request = EvalRequest(benchmark=benchmark, split=split, n=n, workers=workers, program=program,
                           policy=str(policy) if policy else None, policy_version=policy_version,
-                          step_cap=step_cap, timeout_s=timeout, run_dir=str(run_dir) if run_dir else None,
-                          executor=executor, ray_address=ray_address)
+                          policy_whole=policy_whole, policy_placement=policy_placement, step_cap=step_cap,
+                          timeout_s=timeout,
+                          run_dir=str(run_dir) if run_dir else None, executor=executor, ray_address=ray_address,
+                          retry_errors=not keep_errors)
     result, used_lm = run_eval(request, settings, console=err, progress=sys.stderr.isatty())
     print_run(out, result.summary, used_lm.ledger, str(result.run_dir.path) if result.run_dir else None,
               title=f"eval {benchmark} / {split}")

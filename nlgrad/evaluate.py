@@ -57,6 +57,8 @@ class EvalRequest:
     program: str | None = None
     policy: str | None = None
     policy_version: int | None = None
+    policy_whole: bool = False  # show every entry to every call, conditions (match patterns) ignored
+    policy_placement: str = "system"  # or "input": lessons at the head of the user message, before the task input
     step_cap: int | None = None
     timeout_s: float | None = None
     run_dir: str | None = None
@@ -70,6 +72,8 @@ class EvalRequest:
                               value=self.executor)
         if self.split not in SPLITS:
             raise ConfigError(f"split must be one of {', '.join(SPLITS)}", field="--split", value=self.split)
+        if self.policy_placement not in ("system", "input"):
+            raise ConfigError("must be system or input", field="--policy-placement", value=self.policy_placement)
         if self.n is not None and self.n < 1:
             raise ConfigError("n must be at least 1", field="--n", value=self.n)
         if self.workers is not None and self.workers < 1:
@@ -85,12 +89,17 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
     benchmark = load_benchmark(request.benchmark)
     program = load_program(request.program or benchmark.default_program, benchmark=benchmark)
     policy = load_policy(request.policy, request.policy_version, benchmark)
+    if request.policy is not None and (request.policy_whole or request.policy_placement != "system"):
+        from nlgrad.policy.view import PolicyView
+
+        policy = PolicyView(policy, whole=request.policy_whole, placement=request.policy_placement)
     check_policy_routes(policy, program, str(request.policy))
     tasks = benchmark.tasks(request.split, request.n)
     step_cap = request.step_cap or getattr(benchmark, "default_step_cap", None)
     config: dict[str, Any] = {
         "command": "eval", "benchmark": benchmark.id, "split": request.split, "n": len(tasks),
         "program": program.name, "policy": request.policy, "policy_version": request.policy_version,
+        "policy_whole": request.policy_whole, "policy_placement": request.policy_placement,
         "policy_loaded_version": getattr(policy, "version", None),
         "workers": request.workers, "executor": request.executor, "step_cap": step_cap, "timeout_s": request.timeout_s,
         "roles": {name: {"model": r.model, "temperature": r.temperature, "max_tokens": r.max_tokens}

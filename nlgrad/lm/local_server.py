@@ -150,6 +150,10 @@ class LocalServers:
         with self._lock, file_lock(state_dir() / f"{name}.lock"):
             info = self.status(name)
             if info is not None:
+                wanted = (os.environ.get("NLGRAD_LOCAL_SERVER") or "auto").strip().lower()
+                if wanted != "auto" and info.backend != wanted:
+                    raise LocalModelError(f"NLGRAD_LOCAL_SERVER={wanted} but a {info.backend} server for '{name}' is "
+                                          f"running (pid {info.pid}); stop it first: nlgrad local stop {name}")
                 return info
             died = LocalServers._started_here.get(name)
             if died is not None:  # this process started it, and it is gone: restart once, then give up

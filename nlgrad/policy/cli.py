@@ -106,12 +106,26 @@ def diff(first: str = typer.Argument(..., help="a policy directory, or the old p
 @policy_app.command()
 def render(path: Path = PathArg, route: Optional[str] = typer.Option(None, "--route", "-r", help="one route"),
            fmt: RenderFormat = typer.Option(RenderFormat.text, "--format", "-f", help="text, markdown or json"),
-           version: Optional[int] = VersionOpt) -> None:
+           version: Optional[int] = VersionOpt,
+           for_input: Optional[str] = typer.Option(None, "--for-input", help="the text of one request: print only "
+                                                   "the entries that concern it (conditional entries whose match "
+                                                   "patterns it matches, and every unconditional one)")) -> None:
     """Print the exact text a module gets for a route (or every route, each under a [route] header)."""
     try:
         memory = load_policy(path, version=version)
     except NlgradError as exc:
         raise _fail(exc) from None
+    if for_input is not None:
+        if route is None:
+            raise _fail(PolicyFileError("--for-input needs --route: conditions are per route", path=path,
+                                        field="--route", value=None)) from None
+        if fmt is not RenderFormat.text:
+            raise _fail(PolicyFileError("--for-input prints text only", path=path, field="--format",
+                                        value=fmt.value)) from None
+        text = memory.render(route, for_input=for_input)
+        if text:
+            typer.echo(text)
+        return
     if fmt is RenderFormat.json:
         typer.echo(render_json(memory, route), nl=False)
     elif fmt is RenderFormat.markdown:

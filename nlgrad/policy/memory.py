@@ -12,7 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from nlgrad.policy.render import render_entries, render_line
+from nlgrad.policy.relevance import EntrySelector
+from nlgrad.policy.render import ordered_active, render_entries, render_line
 from nlgrad.policy.schema import (SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS, FieldProblem, PolicyEntry, RouteName,
                                   split_seq_id)
 from nlgrad.policy.tokens import count_tokens
@@ -126,9 +127,24 @@ class PolicyMemory(BaseModel):
         return sum(1 for entries in self.by_route.values() for e in entries if e.active or not active_only)
 
     # ----------------------------------------------------------------------------------------------- rendering
-    def render(self, route: str) -> str:
-        """The exact text injected into a module's prompt for ``route``; ``""`` if it has no active entries."""
-        return render_entries(self.by_route.get(route, []))
+    def shown_entries(self, route: str, for_input: str | None = None,
+                      selector: EntrySelector | None = None) -> list[PolicyEntry]:
+        """The active entries of ``route`` in render order; given ``for_input`` (a module call's input text), only
+        those that concern it: conditional entries (``match`` patterns) whose condition holds, and every
+        unconditional one (:mod:`nlgrad.policy.relevance`; ``selector`` defaults to the pattern selector)."""
+        entries = ordered_active(self.by_route.get(route, []))
+        if for_input is None:
+            return entries
+        from nlgrad.policy.relevance import PatternSelector
+
+        return (selector or PatternSelector()).select(entries, for_input)
+
+    def render(self, route: str, for_input: str | None = None, selector: EntrySelector | None = None) -> str:
+        """The exact text injected into a module's prompt for ``route``; ``""`` if it has no active entries. With
+        ``for_input``, only the entries that concern that input (see :meth:`shown_entries`)."""
+        if for_input is None:
+            return render_entries(self.by_route.get(route, []))
+        return "\n".join(render_line(e) for e in self.shown_entries(route, for_input, selector))
 
     def apply_to(self, prompt_text: str, route: str) -> str:
         """``prompt_text`` with this route's delimited policy block inserted or replaced (idempotent)."""

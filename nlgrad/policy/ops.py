@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from nlgrad.policy.errors import PolicyUpdateError
+from nlgrad.policy.relevance import check_patterns
 from nlgrad.policy.schema import MAX_TEXT_CHARS, Condition, EntryId, EntryKind, EntryText, RouteName, clean_when
 
 
@@ -46,7 +47,14 @@ class AddOp(_OpBase):
     route: RouteName
     text: EntryText
     when: Condition = None
+    match: list[str] = Field(default_factory=list, description="input patterns that make the entry apply "
+                             "(conditional entry); empty: always shown")
     kind: EntryKind = EntryKind.correction
+
+    @field_validator("match", mode="before")
+    @classmethod
+    def _patterns(cls, value: object) -> object:
+        return check_patterns(value)
 
 
 class EditOp(_OpBase):
@@ -56,6 +64,13 @@ class EditOp(_OpBase):
     id: EntryId
     text: EntryText | None = None
     when: str | None = None
+    match: list[str] | None = Field(default=None, description="new input patterns ([] makes the entry "
+                                    "unconditional); omitted: kept")
+
+    @field_validator("match", mode="before")
+    @classmethod
+    def _patterns(cls, value: object) -> object:
+        return None if value is None else check_patterns(value)
 
     @field_validator("when")
     @classmethod
@@ -66,8 +81,8 @@ class EditOp(_OpBase):
 
     @model_validator(mode="after")
     def _something(self) -> "EditOp":
-        if self.text is None and self.when is None:
-            raise ValueError("an edit needs a new 'text' and/or 'when'")
+        if self.text is None and self.when is None and self.match is None:
+            raise ValueError("an edit needs a new 'text', 'when' and/or 'match'")
         return self
 
     def new_when(self, old: str | None) -> str | None:

@@ -13,6 +13,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from nlgrad.policy.relevance import check_patterns
+
 SCHEMA_VERSION = 1
 """The on-disk format version this nlgrad reads and writes. Bump it (and add a migration) on incompatible changes."""
 
@@ -106,12 +108,20 @@ class PolicyEntry(BaseModel):
     id: EntryId | None = None
     text: EntryText
     when: Condition = None
+    match: list[str] = Field(default_factory=list, description="patterns of a module call's input that make the "
+                             "entry apply (a word or phrase, or a regular expression; case-insensitive); empty: "
+                             "always shown. See nlgrad.policy.relevance")
     kind: EntryKind = EntryKind.correction
     status: EntryStatus = EntryStatus.active
     support: int = Field(default=1, ge=0, description="how many times this correction was proposed")
     helpful: int = Field(default=0, ge=0, description="votes that the entry helped")
     harmful: int = Field(default=0, ge=0, description="votes that the entry hurt")
     provenance: Provenance = Field(default_factory=Provenance)
+
+    @field_validator("match", mode="before")
+    @classmethod
+    def _patterns(cls, value: object) -> object:
+        return [] if value is None else check_patterns(value)
 
     @field_validator("provenance", mode="before")
     @classmethod

@@ -60,6 +60,8 @@ def route_table(memory: PolicyMemory, route: str) -> Table:
             text.append(entry.when, style="italic")
             text.append(": ", style="dim")
         text.append(entry.text, style=None if entry.active else "dim strike")
+        if entry.match:
+            text.append(" [shown only for inputs matching: " + " | ".join(entry.match) + "]", style="magenta")
         if entry.kind.value != "correction":
             text.append(f" [{entry.kind.value}]", style="cyan")
         if not entry.active:

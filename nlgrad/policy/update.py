@@ -178,7 +178,7 @@ class _Updater:
 
     def add(self, index: int, op: AddOp) -> None:
         route = op.route
-        candidate = PolicyEntry(id=None, text=op.text, when=op.when, kind=op.kind,
+        candidate = PolicyEntry(id=None, text=op.text, when=op.when, match=op.match, kind=op.kind,
                                 provenance=Provenance(source=self.prov.source, iteration=self.prov.iteration,
                                                       trace_ids=_union(self.prov.trace_ids, op.trace_ids)))
         active = self.memory.active_entries(route)
@@ -233,12 +233,13 @@ class _Updater:
         route, entry = found
         new_text = op.text if op.text is not None else entry.text
         new_when = op.new_when(entry.when)
-        if new_text == entry.text and new_when == entry.when:
+        new_match = entry.match if op.match is None else op.match
+        if new_text == entry.text and new_when == entry.when and new_match == entry.match:
             self.trim(index, op, "invalid", f"the edit leaves {entry.id} unchanged")
             return
         if self.over_ops(index, op):
             return
-        after = entry.model_copy(update={"text": new_text, "when": new_when})
+        after = entry.model_copy(update={"text": new_text, "when": new_when, "match": new_match})
         before_route = self.memory.tokens(route)
         after_route = before_route - _line_tokens(entry) + _line_tokens(after)
         if self.over_tokens(index, op, route, before_route, after_route):
@@ -246,7 +247,7 @@ class _Updater:
         cost = edit_distance(tokenize(render_line(entry)), tokenize(render_line(after))) if entry.active else 0
         if self.over_cost(index, op, cost):
             return
-        entry.text, entry.when = new_text, new_when
+        entry.text, entry.when, entry.match = new_text, new_when, list(new_match)
         entry.provenance.revised_iteration = self.prov.iteration
         entry.provenance.trace_ids = _union(entry.provenance.trace_ids, self.prov.trace_ids, op.trace_ids)
         self.applied(index, op, entry.id, cost)

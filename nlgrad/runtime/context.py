@@ -66,10 +66,11 @@ class RunContext:
         values = {name: _unwrap(value, parents) for name, value in inputs.items()}
         if not parents:
             parents = [self.input.node]
-        policy_text = self.policy.render(module.route)
-        messages = module.render(policy_text, values, history)
+        policy_text, shown = self._policy_for(module.route, values)
+        messages = module.render(policy_text, values, history, getattr(self.policy, "placement", "system"))
         node = self.trace.add_node("module", module.route, parents=parents, role=module.role,
-                                   model=self.lm.model_for(module.role), policy=policy_text, inputs=values,
+                                   model=self.lm.model_for(module.role), policy=policy_text,
+                                   policy_entries=shown, inputs=values,
                                    messages=messages, sample_index=sample_index,
                                    step=self.episode.steps if self.episode else None)
         start = time.monotonic()
@@ -91,6 +92,15 @@ class RunContext:
             raise
         self.trace.update_node(node, parsed=parsed)
         return Output(parsed, node)
+
+    def _policy_for(self, route: str, values: dict[str, Any]) -> tuple[str, list[str] | None]:
+        """The route's policy text for a call with these inputs, and the ids of the entries it shows (None when the
+        source cannot tell: it renders the route whole)."""
+        shown_entries = getattr(self.policy, "shown_entries", None)
+        if shown_entries is None:
+            return self.policy.render(route), None
+        text = "\n".join(str(v) for v in values.values())
+        return self.policy.render(route, for_input=text), [e.id for e in shown_entries(route, text)]
 
     # ---- tools --------------------------------------------------------------------------------------------------
     def tool(self, name: str, fn: Callable[..., Any], *, after=None, **args: Any) -> Output:

@@ -15,6 +15,9 @@ def identity_parser(text: str, inputs: dict[str, Any]) -> str:  # noqa: ARG001 -
     return text.strip()
 
 
+INPUT_LESSONS_HEADER = "Lessons for this request:"
+
+
 @dataclass
 class Module:
     """One LM call site. The template has a ``system`` and a ``user`` block; ``policy`` is available to both.
@@ -45,11 +48,15 @@ class Module:
     def from_file(cls, route: str, path: str | Path, **kwargs: Any) -> "Module":
         return cls(route=route, template=load_template_source(path), template_name=str(path), **kwargs)
 
-    def render(self, policy: str, inputs: dict[str, Any], history: list[dict[str, str]] | None = None
-               ) -> list[dict[str, str]]:
-        variables = {**inputs, "policy": policy or ""}
+    def render(self, policy: str, inputs: dict[str, Any], history: list[dict[str, str]] | None = None,
+               placement: str = "system") -> list[dict[str, str]]:
+        """``placement="input"`` leaves the template's policy slot empty and puts the lessons at the head of the user
+        message, right before the task input (the template's closing cue, such as ``Answer:``, stays last)."""
+        variables = {**inputs, "policy": (policy or "") if placement == "system" else ""}
         system = render_block(self.template, "system", variables, name=self.template_name)
         user = render_block(self.template, "user", variables, name=self.template_name)
+        if placement != "system" and policy:
+            user = f"{INPUT_LESSONS_HEADER}\n{policy}\n\n{user.lstrip()}"
         return [{"role": "system", "content": system}, *(history or []), {"role": "user", "content": user}]
 
     def parse(self, text: str, inputs: dict[str, Any]) -> Any:

@@ -114,7 +114,11 @@ class Program(Protocol):
 
 @runtime_checkable
 class PolicySource(Protocol):
-    """Gives the policy text for a route ("" when there is none). Policy memory implements this."""
+    """Gives the policy text for a route ("" when there is none). Policy memory implements this.
+
+    A source may also implement ``shown_entries(route, for_input) -> list`` (items with an ``id``) and accept
+    ``render(route, for_input=TEXT)``: then each module call is shown only the entries that concern its input
+    (conditional lessons, :mod:`nlgrad.policy.relevance`) and its trace node records their ids."""
 
     def render(self, route: str) -> str: ...
 

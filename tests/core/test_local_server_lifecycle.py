@@ -181,3 +181,13 @@ def test_backend_choice(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("NLGRAD_LOCAL_SLOTS", "0")
     with pytest.raises(LocalModelError, match="NLGRAD_LOCAL_SLOTS=0"):
         server_backends.requested_slots()
+
+
+def test_an_explicit_server_choice_refuses_a_running_server_of_the_other_kind(home, monkeypatch):
+    servers = LocalServers(backend=FakeBackend(), slots=1)
+    info = servers.ensure("qwen2.5-coder-0.5b")
+    monkeypatch.setenv("NLGRAD_LOCAL_SERVER", "python")
+    with pytest.raises(LocalModelError, match=rf"llama-server server for 'qwen2.5-coder-0.5b' is running \(pid {info.pid}\)"):
+        servers.ensure("qwen2.5-coder-0.5b")
+    monkeypatch.setenv("NLGRAD_LOCAL_SERVER", "auto")
+    assert servers.ensure("qwen2.5-coder-0.5b").pid == info.pid  # auto reuses whatever runs

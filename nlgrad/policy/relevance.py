@@ -1,0 +1,138 @@
+"""Which entries of a route a module call is shown: conditional lessons.
+
+An entry with ``match`` patterns is *conditional*: it is shown to a call only when the call's input text matches one
+of them (case-insensitive regular expressions; a plain word matches as a word). An entry without patterns is always
+shown. Selection is deterministic and cheap; :class:`EmbeddingSelector` adds an option for entries that carry only a
+``when`` condition (shown when the condition is close enough to the input). ``top_k`` caps how many conditional
+entries one call sees (highest utility first, the render order); unconditional entries are never dropped by it.
+
+The same selection serves the executor (each module call, recorded on its trace node), ``nlgrad policy render
+--for-input TEXT`` and :meth:`PolicyMemory.render(route, for_input=...) <nlgrad.policy.memory.PolicyMemory.render>`,
+so a deployed prompt applies a policy per request exactly as nlgrad's own runs did.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:  # pragma: no cover - schema validates patterns with check_pattern below
+    from nlgrad.policy.schema import PolicyEntry
+
+MAX_PATTERNS = 12
+MAX_PATTERN_CHARS = 200
+_WORDISH = re.compile(r"^[\w][\w\s'\-]*$")
+
+
+@lru_cache(maxsize=4096)
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """A plain word or phrase matches as whole words (``json`` does not match ``jsonl``); anything else is a regular
+    expression. Both are case-insensitive."""
+    if _WORDISH.match(pattern):
+        return re.compile(r"\b" + r"\s+".join(map(re.escape, pattern.split())) + r"\b", re.IGNORECASE)
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def check_pattern(pattern: str) -> str:
+    """Validate one ``match`` pattern; raises ValueError with the reason."""
+    pattern = pattern.strip()
+    if not pattern:
+        raise ValueError("a match pattern must not be empty")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise ValueError(f"a match pattern is limited to {MAX_PATTERN_CHARS} characters")
+    try:
+        compile_pattern(pattern)
+    except re.error as exc:
+        raise ValueError(f"not a valid regular expression ({exc})") from None
+    return pattern
+
+
+def check_patterns(value: object) -> object:
+    """Validate a ``match`` field: a pattern or a list of at most ``MAX_PATTERNS``; other shapes are left for the
+    field's type check to report."""
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list):
+        if len(value) > MAX_PATTERNS:
+            raise ValueError(f"an entry has at most {MAX_PATTERNS} match patterns")
+        return [check_pattern(v) if isinstance(v, str) else v for v in value]
+    return value
+
+
+def matches(entry: PolicyEntry, text: str) -> bool:
+    return any(compile_pattern(p).search(text) for p in entry.match)
+
+
+class EntrySelector(Protocol):
+    """Contract: ``select(entries, text)`` returns the entries (a sub-list, in the given order) that a call whose
+    input is ``text`` is shown. ``entries`` are a route's active entries in render order."""
+
+    def select(self, entries: Sequence[PolicyEntry], text: str) -> list[PolicyEntry]: ...
+
+
+@dataclass(frozen=True)
+class PatternSelector:
+    """Entries with ``match`` patterns are shown when one matches; entries without are always shown."""
+
+    top_k: int | None = None
+
+    def select(self, entries: Sequence[PolicyEntry], text: str) -> list[PolicyEntry]:
+        chosen, conditional = [], 0
+        for entry in entries:
+            if not entry.match:
+                chosen.append(entry)
+            elif matches(entry, text) and (self.top_k is None or conditional < self.top_k):
+                chosen.append(entry)
+                conditional += 1
+        return chosen
+
+
+@dataclass
+class EmbeddingSelector:
+    """Like :class:`PatternSelector`, and an entry with a ``when`` but no patterns is shown when the cosine
+    similarity of its condition and the input is at least ``threshold``. ``embed`` maps texts to vectors (e.g. the
+    MiniLM model of the ``embed`` extra: :func:`nlgrad.methods.embeddings.minilm_embedder`)."""
+
+    embed: Callable[[list[str]], Sequence[Sequence[float]]]
+    threshold: float = 0.35
+    top_k: int | None = None
+    _cache: dict[str, Sequence[float]] = field(default_factory=dict, repr=False)
+
+    def _vector(self, text: str) -> Sequence[float]:
+        if text not in self._cache:
+            self._cache[text] = self.embed([text])[0]
+        return self._cache[text]
+
+    def select(self, entries: Sequence[PolicyEntry], text: str) -> list[PolicyEntry]:
+        chosen, conditional, query = [], 0, None
+        for entry in entries:
+            if entry.match:
+                relevant = matches(entry, text)
+            elif entry.when:
+                query = query if query is not None else self._vector(text)
+                relevant = cosine(self._vector(entry.when), query) >= self.threshold
+            else:
+                chosen.append(entry)
+                continue
+            if relevant and (self.top_k is None or conditional < self.top_k):
+                chosen.append(entry)
+                conditional += 1
+        return chosen
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def unmatched_conditions(entries: Iterable[PolicyEntry], texts: Iterable[str]) -> list[PolicyEntry]:
+    """Conditional entries whose patterns match none of ``texts`` (e.g. the train split's inputs): a condition that
+    never fires teaches nothing, and is flagged where policies are written or shown."""
+    texts = list(texts)
+    return [e for e in entries if e.match and not any(matches(e, t) for t in texts)]
+

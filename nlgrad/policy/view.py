@@ -1,0 +1,30 @@
+"""PolicyView: how a policy memory is shown to module calls, without changing the memory.
+
+``whole=True`` shows every active entry to every call (conditions ignored): the baseline against which conditional
+rendering is measured. ``placement`` says where a call's lessons go: ``"system"`` (the module template's policy slot,
+the default) or ``"input"`` (at the head of the user message, right before the task input, where a small model is more
+likely to read them). ``selector`` chooses the entries a conditional call sees (:mod:`nlgrad.policy.relevance`).
+"""
+
+from __future__ import annotations
+
+from nlgrad.policy.relevance import EntrySelector
+
+PLACEMENTS = ("system", "input")
+
+
+class PolicyView:
+    def __init__(self, memory, *, whole: bool = False, placement: str = "system",
+                 selector: EntrySelector | None = None):
+        if placement not in PLACEMENTS:
+            raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
+        self.memory, self.whole, self.placement, self.selector = memory, whole, placement, selector
+
+    def __getattr__(self, name):  # routes, active_entries, version, ... as the memory has them
+        return getattr(self.memory, name)
+
+    def shown_entries(self, route: str, for_input: str | None = None) -> list:
+        return self.memory.shown_entries(route, None if self.whole else for_input, self.selector)
+
+    def render(self, route: str, for_input: str | None = None) -> str:
+        return self.memory.render(route, None if self.whole else for_input, self.selector)

@@ -1,0 +1,109 @@
+"""Where can text move a frozen agent? Paired policy variants on one benchmark's dev split, against no policy.
+
+    .venv/bin/python scripts/headroom.py --benchmark ifeval --lm local/qwen2.5-coder-1.5b --n 60 \
+        --variant none --variant human-whole:human:whole --variant human:human \
+        --variant probe-a:policies/probes/ifeval-a.yaml --variant probe-a-input:policies/probes/ifeval-a.yaml:input
+
+A variant is ``LABEL[:POLICY[:OPTION[,OPTION]]]``: POLICY is ``human``, a policy file or directory (absent: no
+policy); OPTIONS are ``whole`` (every entry to every call, conditions ignored) and ``input`` (lessons placed just
+before the task input instead of the system prompt). Every variant runs ``nlgrad eval`` on the same first N dev
+tasks (temperature 0, the shared LM cache: a rerun costs nothing), and each row gets the paired difference to the
+first variant with a 95% bootstrap CI and the tasks won / lost. Rows are appended to
+``benchmarks/results/headroom.json`` (one per benchmark x agent x variant, replaced when rerun) with the command
+that reproduces each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import nlgrad  # noqa: F401  (sets the offline litellm cost map before litellm is imported)
+from nlgrad.config import load_settings
+from nlgrad.evaluate import EvalRequest, run_eval
+from nlgrad.stats import paired_difference
+
+OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "headroom.json"
+
+
+def parse_variant(text: str) -> dict[str, Any]:
+    label, _, rest = text.partition(":")
+    policy, _, options = rest.partition(":")
+    opts = {o.strip() for o in options.split(",") if o.strip()}
+    unknown = opts - {"whole", "input"}
+    if unknown:
+        raise SystemExit(f"variant {text!r}: unknown option(s) {', '.join(sorted(unknown))} (whole, input)")
+    return {"label": label, "policy": policy or None, "whole": "whole" in opts,
+            "placement": "input" if "input" in opts else "system"}
+
+
+def command(bench: str, n: int, lm: str | None, v: dict[str, Any]) -> str:
+    cmd = f"nlgrad eval --benchmark {bench} --split dev --n {n}"
+    cmd += f" --lm {lm}" if lm else ""
+    cmd += f" --policy {v['policy']}" if v["policy"] else ""
+    cmd += " --policy-whole" if v["whole"] else ""
+    cmd += " --policy-placement input" if v["placement"] == "input" else ""
+    return cmd
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--benchmark", required=True)
+    parser.add_argument("--lm", help="the agent model (default: nlgrad's default agent)")
+    parser.add_argument("--n", type=int, default=60)
+    parser.add_argument("--variant", action="append", required=True)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    variants = [parse_variant(v) for v in args.variant]
+    settings = load_settings().with_role_model("agent", args.lm)
+    agent = settings.role("agent").model
+    scores: dict[str, dict[str, float]] = {}
+    rows = []
+    for v in variants:
+        start = time.monotonic()
+        request = EvalRequest(benchmark=args.benchmark, split="dev", n=args.n, policy=v["policy"],
+                              policy_whole=v["whole"], policy_placement=v["placement"])
+        result, _ = run_eval(request, settings, progress=False)
+        scores[v["label"]] = {r.task_id: r.score for r in result.results}
+        row = {"benchmark": args.benchmark, "agent": agent, "variant": v["label"], "n": len(result.results),
+               "mean": round(result.summary["score"]["mean"], 4),
+               "ci95": [round(x, 4) for x in result.summary["score"]["ci95"]],
+               "errors": result.summary["errors"], "wall_s": round(time.monotonic() - start, 1),
+               "command": command(args.benchmark, args.n, args.lm, v), "run_dir": str(result.run_dir.path)}
+        base = scores[variants[0]["label"]]
+        if v is not variants[0]:
+            ids = sorted(set(base) & set(scores[v["label"]]))
+            diff = paired_difference([scores[v["label"]][i] for i in ids], [base[i] for i in ids])
+            row.update(vs=variants[0]["label"], diff=round(diff.mean, 4), diff_ci95=[round(diff.lo, 4),
+                       round(diff.hi, 4)], won=sum(scores[v["label"]][i] > base[i] for i in ids),
+                       lost=sum(scores[v["label"]][i] < base[i] for i in ids))
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)
+        save(args.out, rows)
+    print_table(rows)
+
+
+def save(path: Path, rows: list[dict[str, Any]]) -> None:
+    old = json.loads(path.read_text()) if path.exists() else []
+    key = lambda r: (r["benchmark"], r["agent"], r["variant"])  # noqa: E731
+    fresh = {key(r) for r in rows}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([r for r in old if key(r) not in fresh] + rows, indent=1) + "\n")
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    print("| benchmark | agent | variant | n | mean [95% CI] | paired diff vs first [95% CI] | won/lost | command |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        diff = (f"{r['diff']:+.3f} [{r['diff_ci95'][0]:+.3f}, {r['diff_ci95'][1]:+.3f}]" if "diff" in r else "")
+        wl = f"{r['won']}/{r['lost']}" if "won" in r else ""
+        print(f"| `{r['benchmark']}` | {r['agent'].split('/')[-1]} | {r['variant']} | {r['n']} | "
+              f"{r['mean']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] | {diff} | {wl} | `{r['command']}` |")
+
+
+if __name__ == "__main__":
+    main()
