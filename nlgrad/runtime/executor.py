@@ -1,7 +1,10 @@
 """Run a program over tasks: W worker threads, deterministic seeds, step cap and timeout per task.
 
-A task that raises is recorded as an error result (score 0) and never stops the batch. Each finished task appends
-one line to ``results.jsonl`` and writes its trace, so an interrupted run can resume where it stopped.
+A task that raises is recorded as an error result (score 0) and never stops the batch, except for a full or failing
+disk (:class:`~nlgrad.errors.StorageError`, or an OSError with ENOSPC, EDQUOT, EIO or EROFS): raised in a task or
+while writing its result or trace, it stops the run at once (tasks not started are cancelled, none is saved as an
+error) and the same command resumes once space is back. Each finished task appends one line to ``results.jsonl`` and
+writes its trace, so an interrupted run can resume where it stopped.
 
 ``policy_for_task`` (optional) is the per-task policy seam: called once per task, after its :class:`RunContext` is
 built (``ctx.policy`` is then the executor's ``policy``) and before the program runs; what it returns is
@@ -22,7 +25,8 @@ from typing import Any, Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from nlgrad.errors import StepCapReached
+from nlgrad.errors import StepCapReached, StorageError
+from nlgrad.files import STORAGE_ERRNOS
 from nlgrad.lm.client import LM
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.protocols import Benchmark, Environment, PolicySource, Program, Task
@@ -138,6 +142,15 @@ class Executor:
             except StepCapReached:
                 output = None
             metric = self.benchmark.metric(task, output, ctx.episode)
+        except StorageError:
+            raise  # a full or failing disk stops the run; it is not the task's result
+        except OSError as exc:
+            if exc.errno in STORAGE_ERRNOS:
+                raise StorageError(f"a file of task {task.id}", exc) from exc
+            error = f"{type(exc).__name__}: {exc}"
+            trace.graph.graph["error"] = error
+            trace.graph.graph["traceback"] = traceback.format_exc(limit=8)
+            metric = None
         except Exception as exc:  # noqa: BLE001 - a failing task is a result, not a crash
             error = f"{type(exc).__name__}: {exc}"
             trace.graph.graph["error"] = error
@@ -173,9 +186,15 @@ class Executor:
                                         score=_fmt_mean(list(results.values())), tokens=0)
                 with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="nlgrad-task") as pool:
                     futures = {pool.submit(self.run_task, task): task for task in todo}
-                    for future in as_completed(futures):
-                        result, trace = future.result()
-                        self._record(result, trace, results, traces, progress, bar)
+                    try:
+                        for future in as_completed(futures):
+                            result, trace = future.result()
+                            self._record(result, trace, results, traces, progress, bar)
+                    except BaseException:
+                        # a full disk (StorageError), Ctrl-C, a crash: start no further task; only those already
+                        # running finish (unrecorded), instead of the whole batch running for nothing
+                        pool.shutdown(wait=True, cancel_futures=True)
+                        raise
         finally:
             self._close_envs()
         return self._finish(tasks, results, traces, start)
