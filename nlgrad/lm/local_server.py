@@ -47,6 +47,22 @@ class ServerInfo:
     log_path: str
     backend: str = "python"  # "llama-server" or "python" (records written before backends existed are python)
     slots: int = 1  # requests it serves at once
+    start_time: int | None = None  # /proc/<pid>/stat start time (clock ticks after boot): tells a reused pid apart
+
+    def is_running_process(self) -> bool:
+        """Whether ``pid`` is still this server (not a process that got its pid after the server exited): the start
+        time recorded when it was started must match, or, for a record without one, the command line must name the
+        model file. Where ``/proc`` cannot say (not Linux), a live pid is taken as the server."""
+        if not _alive(self.pid):
+            return False
+        started = _process_start_time(self.pid)
+        if self.start_time is not None and started is not None:
+            return started == self.start_time
+        try:
+            cmdline = Path(f"/proc/{self.pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return started is None  # no /proc at all: cannot tell, as before; else the process is gone
+        return os.fsencode(self.model_path) in cmdline
 
     @property
     def api_base(self) -> str:
@@ -88,6 +104,15 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _process_start_time(pid: int) -> int | None:
+    """Field 22 of ``/proc/<pid>/stat`` (when the process started, in clock ticks after boot); None without /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def free_cores() -> int:
@@ -193,7 +218,7 @@ class LocalServers:
             raise LocalModelError(f"local server for '{name}': {PORT_TRIES} ports were taken before it could bind")
         info = ServerInfo(name=name, pid=proc.pid, port=port, model_path=str(model.path),
                           owner="detached" if detached else "process", log_path=str(log_path),
-                          backend=backend.name, slots=slots)
+                          backend=backend.name, slots=slots, start_time=_process_start_time(proc.pid))
         write_json_atomic(self._state_file(name), asdict(info))
         if not detached:
             LocalServers._started_here[name] = info
@@ -220,15 +245,21 @@ class LocalServers:
 
     def stop(self, name: str, only_pid: int | None = None) -> bool:
         """Stop the recorded server for ``name`` (or only the process ``only_pid``, if given). Returns True if a
-        server process was running. The state file is removed only if it names the stopped process."""
+        server process was running. The state file is removed only if it names the stopped process. A recorded pid
+        that now belongs to another process (the server exited and the pid was reused) is never signalled: the
+        record is dropped as stale and False returned."""
         info = self._recorded(name)
         pid = only_pid if only_pid is not None else (info.pid if info else None)
-        LocalServers._started_here.pop(name, None)
+        started = LocalServers._started_here.pop(name, None)
         if pid is None:
             return False
-        running = _alive(pid)
+        known = next((i for i in (info, started) if i is not None and i.pid == pid), None)
+        running = known.is_running_process() if known is not None else _alive(pid)
         if running:
             _terminate(pid)
+        elif known is not None and _alive(pid):
+            log.warning("local server for '%s': pid %d now belongs to another process (the server is gone); "
+                        "not signalling it, dropping the stale record", name, pid)
         if info is not None and info.pid == pid:
             self._state_file(name).unlink(missing_ok=True)
         return running
