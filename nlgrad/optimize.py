@@ -8,7 +8,6 @@ finished rollouts are read back from ``results.jsonl``, and repeated LM calls ar
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
 from dataclasses import dataclass
@@ -25,11 +24,12 @@ from nlgrad.evaluate import check_policy_routes
 from nlgrad.files import write_json_atomic
 from nlgrad.lm.client import LM, check_models
 from nlgrad.lm.ledger import Ledger
-from nlgrad.methods import METHODS
 from nlgrad.methods.base import IterationRecord, OptimizeConfig, OptimizeState, Workspace
 from nlgrad.methods.budget import Budget
 from nlgrad.methods.options import check_method_options
-from nlgrad.methods.strategies.acceptance import PairedImprovementGate
+from nlgrad.methods.registry import load_method
+from nlgrad.methods.strategies.acceptance import AcceptanceGate
+from nlgrad.methods.strategies.sampler import BatchSampler
 from nlgrad.policy import PolicyMemory, PolicyStore
 from nlgrad.runlock import RunLock
 from nlgrad.runtime.executor import PolicyForTask, RunResult
@@ -68,19 +68,6 @@ def resolve_config(**values: Any) -> OptimizeConfig:
     if values.get("method_options"):
         values["method_options"] = check_method_options(values.get("method", "nlpg"), values["method_options"])
     return OptimizeConfig(**values)
-
-
-def load_method(name: str, options: dict[str, Any]):
-    if name not in METHODS:
-        raise ConfigError(f"unknown method; known: {', '.join(sorted(METHODS))}", field="--method", value=name)
-    module_name, _, attr = METHODS[name].partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
-        raise ConfigError("this method is not available in this installation", field="--method", value=name) from None
-    return getattr(module, attr)(**options)
 
 
 @dataclass
@@ -191,7 +178,12 @@ def estimate(config: OptimizeConfig, benchmark, program) -> dict[str, Any]:
 
 def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budget: Budget | None = None,
                  console: Console | None = None, progress: bool = True, dry_run: bool = False,
-                 stop_after: int | None = None) -> OptimizeOutcome | dict[str, Any]:
+                 stop_after: int | None = None, gate: AcceptanceGate | None = None,
+                 sampler: BatchSampler | None = None) -> OptimizeOutcome | dict[str, Any]:
+    """Optimize ``config.method`` into ``out`` (resuming what is there). ``gate`` decides whether a candidate
+    replaces the current policy (default: :class:`~nlgrad.methods.strategies.acceptance.PairedImprovementGate`
+    from the config) and ``sampler`` picks each iteration's training batch (default: seeded by ``config.seed``),
+    after GEPA's ``optimize(acceptance_criterion=..., batch_sampler=...)``."""
     console = console or Console(stderr=True)
     benchmark = load_benchmark(config.benchmark)
     program = load_program(config.program or benchmark.default_program, benchmark=benchmark)
@@ -203,11 +195,12 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
     _check_writable(out)
     with RunLock(out, field="--out"):  # one live writer per --out (a second is refused, naming the holder's pid)
         return _run_locked(config, settings, out, method, benchmark, program, budget=budget, console=console,
-                           progress=progress, stop_after=stop_after)
+                           progress=progress, stop_after=stop_after, gate=gate, sampler=sampler)
 
 
 def _run_locked(config: OptimizeConfig, settings: Settings, out: Path, method, benchmark, program, *,
-                budget: Budget | None, console: Console, progress: bool, stop_after: int | None) -> OptimizeOutcome:
+                budget: Budget | None, console: Console, progress: bool, stop_after: int | None,
+                gate: AcceptanceGate | None = None, sampler: BatchSampler | None = None) -> OptimizeOutcome:
     work_dir = out / "run"
     work_dir.mkdir(parents=True, exist_ok=True)
     resuming = (work_dir / "state.json").exists()
@@ -226,10 +219,10 @@ def _run_locked(config: OptimizeConfig, settings: Settings, out: Path, method, b
         Ledger(journal=journal).merge(Ledger.from_dict(state.ledger))
     previous = Ledger.replay(journal)  # every call of earlier (possibly killed) processes, partial iterations too
     lm = LM(settings, ledger=Ledger(journal=journal))
-    ws = Workspace(config=config, benchmark=benchmark, program=program, lm=lm, store=store, work_dir=work_dir)
+    ws = Workspace(config=config, benchmark=benchmark, program=program, lm=lm, store=store, work_dir=work_dir,
+                   gate=gate, sampler=sampler)
     if hasattr(method, "setup"):
         method.setup(ws)
-    gate = PairedImprovementGate.from_config(config)
     start = time.monotonic()
 
     def save_state() -> None:
@@ -261,15 +254,15 @@ def _run_locked(config: OptimizeConfig, settings: Settings, out: Path, method, b
             record = IterationRecord(iteration=iteration, batch_mean=proposal.batch_mean,
                                      n_ops=len(proposal.ops), note=proposal.note)
             if proposal.candidate is not None:
-                if proposal.pre_gated is not None:
-                    decision = proposal.pre_gated
+                if proposal.gate_decision is not None:
+                    decision = proposal.gate_decision.to_dict()
                 else:
                     bar_ui.update(bar, status=f"iteration {iteration}: validation gate")
                     current = ws.rollouts(ws.val_tasks, memory, label=f"val-v{memory.version}", iteration=iteration,
                                           keep_traces=False)
                     cand = ws.rollouts(ws.val_tasks, proposal.candidate, label="val-candidate", iteration=iteration,
                                        keep_traces=False)
-                    decision = gate.decide(cand.scores, current.scores).to_dict()
+                    decision = ws.gate.decide(cand.scores, current.scores).to_dict()
                 record.gate = decision
                 ws.write(iteration, "gate.json", decision)  # before the commit, so a crash after it can be explained
                 scores = {"val": decision["candidate_mean"], "val_parent": decision["current_mean"],

@@ -59,15 +59,6 @@ class CompareConfig(BaseModel):
         return self.model_dump(mode="json", exclude={"methods", "seeds", "workers"})
 
 
-def register_baselines() -> None:
-    """Make the baseline methods loadable by ``run_optimize`` (adds missing names to ``METHODS`` at run time)."""
-    from nlgrad.methods import METHODS
-    from nlgrad.methods.baselines import BASELINES
-
-    for name, target in BASELINES.items():
-        METHODS.setdefault(name, target)
-
-
 def is_external(method: str) -> bool:
     return method.startswith(EXTERNAL_PREFIXES)
 
@@ -147,7 +138,6 @@ class Harness:
         from nlgrad.optimize import run_optimize
         from nlgrad.policy import PolicyStore
 
-        register_baselines()
         opt = optimize_config(self.config, method, seed, self.benchmark)
         gross = GrossLedgerFile(sd / "gross_ledger.json")
         budget = RunBudget(sd / "run", gross, rollouts=self.config.budget_rollouts, tokens=self.config.budget_tokens)

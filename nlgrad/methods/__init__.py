@@ -1,11 +1,12 @@
 """Optimization methods: each proposes policy updates from rollouts; the shared loop gates and commits them.
 
-``METHODS`` maps ``--method`` names to ``module:Class``; a class is built with ``method_options`` as keyword args
-(``--method-option NAME=VALUE``; names and values are checked against the constructor by
-:mod:`nlgrad.methods.options`).
+``CATALOG`` maps the built-in ``--method`` names to ``module:Class`` (imported lazily); third-party packages add more
+through the entry-point group ``nlgrad.methods`` (see :mod:`nlgrad.methods.registry` and ``README.md`` here). A
+class is built with ``method_options`` as keyword args (``--method-option NAME=VALUE``; names and values are checked
+against the constructor by :mod:`nlgrad.methods.options`). ``METHODS`` is the same dict under its older name.
 """
 
-METHODS: dict[str, str] = {
+CATALOG: dict[str, str] = {
     "nlpg": "nlgrad.methods.nlpg:NLPG",
     "langmarl": "nlgrad.methods.langmarl:LangMARL",
     "langmarl_global": "nlgrad.methods.langmarl:LangMARLGlobal",
@@ -17,3 +18,4 @@ METHODS: dict[str, str] = {
     "miprov2": "nlgrad.methods.baselines.miprov2:MIPROv2",
     "textgrad": "nlgrad.methods.baselines.textgrad_method:TextGrad",
 }
+METHODS = CATALOG

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from nlgrad.errors import NlgradError
 from nlgrad.files import write_json_atomic
 from nlgrad.lm.client import LM
+from nlgrad.methods.strategies.acceptance import AcceptanceGate, GateDecision, PairedImprovementGate
 from nlgrad.methods.strategies.sampler import BatchSampler, SeededMinibatchSampler
 from nlgrad.policy import PolicyBounds, PolicyMemory, PolicyStore, UpdateReport
 from nlgrad.runtime.executor import PolicyForTask, RunResult
@@ -96,13 +97,16 @@ class Proposal:
     report: UpdateReport | None = None
     batch_mean: float | None = None
     note: str = ""
-    pre_gated: dict[str, Any] | None = None  # set by methods that ran their own paired A/B test
+    # Set by a method that decided itself (its own paired A/B test, a library's own selection): the loop commits
+    # or rejects by it and does not run the shared gate.
+    gate_decision: GateDecision | None = None
 
 
 class Method(Protocol):
     """Contract: ``propose(ws, memory, iteration)`` rolls out on train tasks from ``ws.train_tasks``, may call LMs
     through ``ws.lm`` and writes what it learned under ``ws.iteration_dir(iteration)``; it returns a Proposal whose
-    candidate was produced by :func:`nlgrad.policy.apply_update` (deterministic code), never edited by an LM.
+    candidate was produced by :func:`nlgrad.policy.apply_update` (deterministic code), never edited by an LM. The
+    shared loop gates the candidate with ``ws.gate`` unless the proposal carries its own ``gate_decision``.
 
     Optional: ``setup(ws)``, called once per process before the first iteration (and on resume, even when every
     iteration is done), e.g. to set ``ws.policy_for_task`` (the executor's per-task policy hook), which then applies
@@ -114,12 +118,19 @@ class Method(Protocol):
 
 
 class Workspace:
-    def __init__(self, *, config: OptimizeConfig, benchmark, program, lm: LM, store: PolicyStore, work_dir: Path):
+    """What a method runs in: the run's config, benchmark, program, LM, policy store and run directory, the batch
+    ``sampler`` (default: seeded by ``config.seed``) and the acceptance ``gate`` (default: the paired gate with
+    ``config.margin`` / ``gate_min_wins`` / ``gate_require_ci``). Both are swappable through
+    :func:`nlgrad.optimize.run_optimize`."""
+
+    def __init__(self, *, config: OptimizeConfig, benchmark, program, lm: LM, store: PolicyStore, work_dir: Path,
+                 gate: AcceptanceGate | None = None, sampler: BatchSampler | None = None):
         self.config, self.benchmark, self.program, self.lm = config, benchmark, program, lm
         self.store, self.work_dir = store, work_dir
         self.policy_for_task: PolicyForTask | None = None  # the executor's per-task policy hook (see Method.setup)
         self.step_cap = config.step_cap or getattr(benchmark, "default_step_cap", None)
-        self.sampler: BatchSampler = SeededMinibatchSampler(config.seed)
+        self.sampler: BatchSampler = sampler if sampler is not None else SeededMinibatchSampler(config.seed)
+        self.gate: AcceptanceGate = gate if gate is not None else PairedImprovementGate.from_config(config)
         self.train_tasks = guard_not_test(benchmark.tasks("train"))
         self.val_tasks = guard_not_test(benchmark.tasks("dev", config.val))
 

@@ -18,9 +18,9 @@ One ``propose`` call:
    ``ws.rollouts`` (resumable, cached);
 4. candidates are ranked by the DRPO advantage (:mod:`nlgrad.methods.drpo`); the best is accepted only if its
    advantage is above ``advantage_margin`` **and** its paired A/B difference passes the same paired gate as NLPG
-   (mean difference > ``--margin``, more wins than losses, at least ``--gate-min-wins`` wins). The result is
-   returned as ``pre_gated`` so the shared loop does not re-gate; a rejected best edit is recorded in the store's
-   rejected buffer (shown to the editor).
+   (``ws.gate``: by default mean difference > ``--margin``, more wins than losses, at least ``--gate-min-wins``
+   wins). The result is returned as the proposal's ``gate_decision`` so the shared loop does not re-gate; a
+   rejected best edit is recorded in the store's rejected buffer (shown to the editor).
 
 **Cost per iteration**: ``batch`` rollouts + ``ceil(G / editor_per_call)`` editor calls + ``(G' + 1) x n_ab``
 rollouts (G' = distinct valid candidates, n_ab = ``--val`` tasks, or ``--batch`` with ``ab_split="train"``; the
@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, field_validator
@@ -54,7 +54,6 @@ from nlgrad.methods.embeddings import load_embedder, text_cosine
 from nlgrad.methods.lesson_checks import copied_instance_details, route_instructions, workspace_instance_tokens
 from nlgrad.methods.prompts import method_module
 from nlgrad.methods.rule_pool import is_placeholder, match_route
-from nlgrad.methods.strategies.acceptance import PairedImprovementGate
 from nlgrad.policy import AddOp, DeleteOp, EditOp, EntryKind, PolicyMemory, UpdateProvenance, apply_update
 
 log = logging.getLogger(__name__)
@@ -309,17 +308,17 @@ class DMRL:
         terms = advantage_terms([t[6] for t in tested], r0, [t[4] for t in tested], self.params)
         best = max(range(len(tested)), key=lambda i: (terms[i]["advantage"], -tested[i][4], -i))
         row, op, cand, report, c_edit, scores, reward = tested[best]
-        gate = PairedImprovementGate.from_config(cfg).decide(scores, control.scores).to_dict()
+        gate = ws.gate.decide(scores, control.scores)
         adv = terms[best]["advantage"]
-        accept = gate["accept"] and adv > self.advantage_margin
-        reason = gate["reason"] if not gate["accept"] else (
-            f"{gate['reason']}; DRPO advantage {adv:+.3f}" if accept
+        accept = gate.accept and adv > self.advantage_margin
+        reason = gate.reason if not gate.accept else (
+            f"{gate.reason}; DRPO advantage {adv:+.3f}" if accept
             else f"DRPO advantage {adv:+.3f} is not above {self.advantage_margin}")
-        decision = {**gate, "accept": accept, "reason": reason, "method": "dmrl", "best": best,
-                    "advantage": adv, "control_reward": r0, "ab_split": self.ab_split,
-                    "advantages": [t["advantage"] for t in terms],
-                    "candidates": [{"edit": t[0]["edit"], "reward": t[6], "c_edit": t[4], **terms[i]}
-                                   for i, t in enumerate(tested)]}
+        decision = replace(gate, accept=accept, reason=reason, details={
+            **gate.details, "method": "dmrl", "best": best, "advantage": adv, "control_reward": r0,
+            "ab_split": self.ab_split, "advantages": [t["advantage"] for t in terms],
+            "candidates": [{"edit": t[0]["edit"], "reward": t[6], "c_edit": t[4], **terms[i]}
+                           for i, t in enumerate(tested)]})
         for i, t in enumerate(tested):
             rows.append({**t[0], "status": "tested", "reward": t[6], "control_reward": r0,
                          "advantage": terms[i]["advantage"], "terms": terms[i], "c_edit": t[4],
@@ -327,8 +326,8 @@ class DMRL:
                          "accepted": accept and i == best})
         _write_rows(ws, iteration, rows)
         ws.write(iteration, "update.json", {"ops": [op.model_dump()], "report": report.model_dump(mode="json"),
-                                            "decision": decision})
-        return Proposal(cand, [op], report, batch_mean, pre_gated=decision,
+                                            "decision": decision.to_dict()})
+        return Proposal(cand, [op], report, batch_mean, gate_decision=decision,
                         note=f"best of {len(tested)} edits: {describe_edit(CandidateEdit(**row['edit']))}"[:300])
 
 

@@ -45,6 +45,7 @@ from nlgrad.methods.lesson_checks import (lesson_problem, lesson_source, route_i
 from nlgrad.methods.prompts import method_module
 from nlgrad.methods.rule_pool import (Presence, ReferenceStore, RulePool, apply_pool_update, presence_votes,
                                       reflection_schema, to_policy_ops)
+from nlgrad.methods.strategies.acceptance import GateDecision
 from nlgrad.policy import PolicyMemory, UpdateProvenance, render_line
 from nlgrad.policy.render import render_entries
 from nlgrad.policy.schema import PolicyEntry
@@ -322,14 +323,13 @@ class JERP:
                                             "prune": prune.model_dump(mode="json")})
         if not (report.changed or prune.changed):
             return Proposal(None, ops, report, batch_mean, note="the pool did not change")
-        pre_gated = None
+        decision = None
         if self.gate == "none":
-            pre_gated = {"accept": True, "mean_diff": 0.0, "ci95": [0.0, 0.0], "wins": 0, "losses": 0,
-                         "candidate_mean": batch_mean, "current_mean": batch_mean,
-                         "reason": "gate=none: JERP applies every batch's pool update"}
+            decision = GateDecision(True, 0.0, (0.0, 0.0), 0, 0, batch_mean, batch_mean,
+                                    "gate=none: JERP applies every batch's pool update")
         note = report.summary() + (f"; pruned {len(prune.applied)}" if prune.applied else "")
         return Proposal(candidate, ops + [a.op for a in prune.applied], report, batch_mean, note=note,
-                        pre_gated=pre_gated)
+                        gate_decision=decision)
 
 
 def _write_jsonl(ws: Workspace, iteration: int, records: list[dict[str, Any]]) -> None:

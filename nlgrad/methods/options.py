@@ -1,6 +1,6 @@
 """Method options: ``--method-option`` parsing, and checks against what each method's constructor accepts.
 
-A method's options are the keyword arguments of its class (``METHODS[name]``), e.g. ``JERP(k=4, capacity=16, ...)``;
+A method's options are the keyword arguments of its class (found by :mod:`nlgrad.methods.registry`), e.g. ``JERP(k=4, capacity=16, ...)``;
 a subclass that takes ``**options`` inherits its parent's. On the command line:
 
 * ``nlgrad optimize --method jerp --method-option k=3 --method-option gate=none`` (``NAME=VALUE``; the prefixed
@@ -15,7 +15,6 @@ kept as the plain string (``gate=none``, ``embedder=lexical``), then checked aga
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import typing
@@ -53,22 +52,9 @@ def split_option(item: str) -> tuple[str | None, str, Any]:
 
 def method_class(method: str) -> type | None:
     """The class behind ``--method`` (None when its module cannot be imported here: nothing to check against)."""
-    from nlgrad.methods import METHODS
+    from nlgrad.methods.registry import method_class as registered_class
 
-    if method not in METHODS:
-        from nlgrad.methods.baselines import BASELINES
-
-        if method not in BASELINES:
-            known = sorted(set(METHODS) | set(BASELINES))
-            raise ConfigError(f"unknown method; known: {', '.join(known)}", field="--method", value=method)
-        target = BASELINES[method]
-    else:
-        target = METHODS[method]
-    module_name, _, attr = target.partition(":")
-    try:
-        return getattr(importlib.import_module(module_name), attr)
-    except ImportError:
-        return None
+    return registered_class(method)
 
 
 def option_parameters(cls: type) -> dict[str, tuple[inspect.Parameter, Any]]:

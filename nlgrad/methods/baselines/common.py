@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from typing import Any
 
 from nlgrad.errors import ConfigError
@@ -112,15 +111,6 @@ def candidate_key(candidate: dict[str, str], task_ids: list[str]) -> str:
     """A short stable hash of (candidate texts, task ids): names rollout folders so re-evaluation resumes."""
     blob = json.dumps({"c": candidate, "t": task_ids}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
-
-
-def gate_record(candidate_mean: float, current_mean: float, reason: str, *, accept: bool = True,
-                **extra: Any) -> dict[str, Any]:
-    """A ``pre_gated`` decision in the shape of :class:`GateDecision.to_dict` (for methods with their own gate)."""
-    cand = float(candidate_mean) if candidate_mean is not None and not math.isnan(candidate_mean) else 0.0
-    cur = float(current_mean) if current_mean is not None and not math.isnan(current_mean) else 0.0
-    return {"accept": accept, "mean_diff": cand - cur, "ci95": [cand - cur, cand - cur], "wins": 0, "losses": 0,
-            "candidate_mean": cand, "current_mean": cur, "reason": reason, **extra}
 
 
 def require(module_name: str, pip_name: str, method: str):

@@ -16,7 +16,7 @@ the same ledger. Budget: GEPA's ``max_metric_calls`` counts one rollout per task
 nlgrad's rollout count. Across nlgrad iterations GEPA resumes from its own ``run/gepa`` state folder; iteration
 ``i`` lets GEPA run until ``i * metric_calls_per_iteration`` metric calls (capped by ``max_metric_calls``), then
 proposes GEPA's best candidate by its own validation aggregate (GEPA selects on ``ws.val_tasks``, so its decision
-is passed to the loop as ``pre_gated``; nlgrad's gate is not applied on top).
+is passed to the loop as the proposal's ``gate_decision``; nlgrad's gate is not applied on top).
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import json
 from typing import Any
 
 from nlgrad.methods.base import Proposal, Workspace
-from nlgrad.methods.baselines.common import (candidate_key, gate_record, memory_from_candidate, require,
+from nlgrad.methods.baselines.common import (candidate_key, memory_from_candidate, require,
                                              same_policy, seed_candidate)
+from nlgrad.methods.strategies.acceptance import GateDecision
 from nlgrad.policy import PolicyMemory
 
 
@@ -176,8 +177,10 @@ class GEPA:
             return Proposal(None, [], None, batch_mean,
                             note=f"GEPA's best candidate is unchanged ({len(scores)} candidates, "
                                  f"{result.total_metric_calls} metric calls)")
-        decision = gate_record(scores[best_idx], scores[current_idx] if current_idx < len(scores) else 0.0,
-                               f"GEPA's own selection: candidate {best_idx} has the best validation aggregate "
-                               f"of {len(scores)}", gepa_best_idx=best_idx)
+        current_score = scores[current_idx] if current_idx < len(scores) else 0.0
+        decision = GateDecision.self_selected(scores[best_idx], current_score,
+                                              f"GEPA's own selection: candidate {best_idx} has the best validation "
+                                              f"aggregate of {len(scores)}", gepa_best_idx=best_idx)
         candidate = candidate.model_copy(update={"version": 0, "parent": memory.version or None})
-        return Proposal(candidate, ops, report, batch_mean, note=f"GEPA candidate {best_idx}", pre_gated=decision)
+        return Proposal(candidate, ops, report, batch_mean, note=f"GEPA candidate {best_idx}",
+                        gate_decision=decision)

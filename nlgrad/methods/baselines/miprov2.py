@@ -8,13 +8,14 @@ It is not iterative and not resumable mid-search, so it runs once, in iteration 
 with ``V`` validation tasks, minibatch ``m`` and a full evaluation every ``k`` trials it uses about
 ``2V + T*m + (T/k)*V`` rollouts, so ``T = (budget - 2V) / (m + V/k)`` trials (at least 1). The best program's
 instructions become the policy (one ``rule`` entry per changed route); MIPROv2's choice (by its own full
-validation score) is passed to the loop as ``pre_gated``.
+validation score) is passed to the loop as the proposal's ``gate_decision``.
 """
 
 from __future__ import annotations
 
 from nlgrad.methods.base import Proposal, Workspace
-from nlgrad.methods.baselines.common import gate_record, memory_from_candidate, require, same_policy, seed_candidate
+from nlgrad.methods.baselines.common import memory_from_candidate, require, same_policy, seed_candidate
+from nlgrad.methods.strategies.acceptance import GateDecision
 from nlgrad.policy import PolicyMemory
 
 
@@ -83,11 +84,11 @@ class MIPROv2:
                                                        iteration=iteration)
         if same_policy(candidate, memory, ws.program.routes):
             return Proposal(None, [], None, best_score, note="MIPROv2 kept the starting instructions")
-        decision = gate_record(best_score, default_score, f"MIPROv2's own selection after {trials} trials "
-                                                          f"(best full validation score)")
+        decision = GateDecision.self_selected(best_score, default_score, f"MIPROv2's own selection after {trials} "
+                                                                         f"trials (best full validation score)")
         candidate = candidate.model_copy(update={"version": 0, "parent": memory.version or None})
         return Proposal(candidate, ops, report, best_score, note=f"MIPROv2 best of {trials} trials",
-                        pre_gated=decision)
+                        gate_decision=decision)
 
 
 def _scale(logs: dict) -> float:

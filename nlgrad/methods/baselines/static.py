@@ -11,7 +11,8 @@ from pathlib import Path
 
 from nlgrad.errors import ConfigError
 from nlgrad.methods.base import Proposal, Workspace
-from nlgrad.methods.baselines.common import gate_record, mean, same_policy
+from nlgrad.methods.baselines.common import mean, same_policy
+from nlgrad.methods.strategies.acceptance import GateDecision
 from nlgrad.policy import PolicyMemory
 
 
@@ -56,7 +57,8 @@ class HumanPolicy:
                                   keep_traces=False)
             cand = ws.rollouts(ws.val_tasks, human, label="val-human", iteration=iteration, keep_traces=False)
             cand_mean, cur_mean = mean(cand.scores), mean(current.scores)
-        decision = gate_record(cand_mean, cur_mean, "static baseline: the human-written policy is adopted as is",
-                               evaluated=self.evaluate)
+        decision = GateDecision.self_selected(cand_mean, cur_mean,
+                                              "static baseline: the human-written policy is adopted as is",
+                                              evaluated=self.evaluate)
         human = human.model_copy(update={"version": 0, "parent": memory.version or None})
-        return Proposal(human, note="human-written policy", pre_gated=decision)
+        return Proposal(human, note="human-written policy", gate_decision=decision)

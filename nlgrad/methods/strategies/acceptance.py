@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Protocol
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, Protocol
 
 from nlgrad.stats import paired_difference
 
 
 @dataclass(frozen=True)
 class GateDecision:
+    """Whether a candidate policy replaces the current one, and the paired evidence for it.
+
+    The shared gate returns one; a method that decided itself (its own paired A/B test, or a library's own
+    selection) returns one as :attr:`Proposal.gate_decision <nlgrad.methods.base.Proposal>` and the loop does not
+    gate again. ``details`` holds a method's extra evidence; :meth:`to_dict` (what ``gate.json`` and the state
+    record hold) puts its keys next to the fields."""
+
     accept: bool
     mean_diff: float
     ci95: tuple[float, float]
@@ -18,9 +26,24 @@ class GateDecision:
     candidate_mean: float
     current_mean: float
     reason: str
+    details: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    @classmethod
+    def self_selected(cls, candidate_mean: float | None, current_mean: float | None, reason: str, *,
+                      accept: bool = True, **details: Any) -> "GateDecision":
+        """A decision made outside a paired test (a library's own selection, a static baseline): the difference of
+        the two means, no interval and no win/loss counts; a missing or NaN mean counts as 0."""
+        cand, cur = _number(candidate_mean), _number(current_mean)
+        return cls(accept, cand - cur, (cand - cur, cand - cur), 0, 0, cand, cur, reason, dict(details))
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "details"}
+        out["ci95"] = list(self.ci95)
+        return {**out, **self.details}
+
+
+def _number(value: float | None) -> float:
+    return float(value) if value is not None and not math.isnan(value) else 0.0
 
 
 class AcceptanceGate(Protocol):
