@@ -181,7 +181,7 @@ def test_program_survives_empty_and_junk_replies(bench, make_lm, script):
 
 
 def test_human_policy_loads_and_renders_for_program_routes(bench):
-    policy = pytest.importorskip("nlgrad.policy")
+    from nlgrad import policy
     memory = policy.PolicyMemory.load(HotpotQABenchmark.human_policy)
     program = HotpotMultiHopProgram(benchmark=bench)
     from nlgrad.programs.team_hotpot import TeamHotpotProgram

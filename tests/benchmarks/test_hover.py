@@ -135,7 +135,7 @@ def test_closedbook_program_only_verifies(make_lm, script):
 
 
 def test_human_policy_loads_and_renders_for_program_routes(bench):
-    policy = pytest.importorskip("nlgrad.policy")
+    from nlgrad import policy
     memory = policy.PolicyMemory.load(HoverBenchmark.human_policy)
     program = HoverVerifyProgram(benchmark=bench)
     assert set(memory.routes()) <= set(program.routes)

@@ -152,7 +152,7 @@ def test_search_is_deterministic_and_finds_the_evidence(bench):
 
 
 def test_human_policy_loads_and_renders_for_program_routes(bench):
-    policy = pytest.importorskip("nlgrad.policy")
+    from nlgrad import policy
     memory = policy.PolicyMemory.load(LocomoBenchmark.human_policy)
     assert memory.routes() == [ANSWER]
     text = memory.render(ANSWER)
