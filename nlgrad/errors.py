@@ -26,7 +26,9 @@ class LMCallError(NlgradError):
     """An LM call failed for good (after retries, or with a non-retryable error)."""
 
     def __init__(self, message: str, *, role: str, model: str, retryable: bool = False):
-        super().__init__(f"[role={role} model={model}] {message}")
+        from nlgrad.redact import redact  # a provider's error body may echo the key it refused
+
+        super().__init__(redact(f"[role={role} model={model}] {message}"))
         self.role, self.model, self.retryable = role, model, retryable
 
 

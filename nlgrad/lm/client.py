@@ -17,6 +17,8 @@ from nlgrad.lm.ledger import Ledger
 from nlgrad.lm.local_models import model_fingerprint
 from nlgrad.lm.local_server import LOCAL_API_KEY, LocalServers
 from nlgrad.lm.retry import backoff_delay, is_retryable
+from nlgrad.redact import register as register_secret
+from nlgrad.redact import register_settings as register_secret_settings
 
 litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout; nlgrad reports errors itself
 
@@ -78,6 +80,8 @@ class LM:
     def __init__(self, settings: Settings, *, ledger: Ledger | None = None, cache: ReplyCache | None = None,
                  servers: LocalServers | None = None, sleep=time.sleep, litellm_kwargs: dict[str, Any] | None = None):
         self.settings = settings
+        register_secret_settings(settings)  # their keys are redacted from every stored error and log record
+        register_secret((litellm_kwargs or {}).get("api_key"))
         self.ledger = ledger if ledger is not None else Ledger()
         if cache is None and settings.use_cache:
             cache = ReplyCache(settings.cache_dir)
@@ -157,6 +161,8 @@ class LM:
         if api_key is None and cfg.api_base and model.startswith("openai/"):
             # an OpenAI-compatible server without auth (vLLM, SGLang, llama.cpp): litellm still wants *a* key
             api_key = os.environ.get("OPENAI_API_KEY") or NO_AUTH_KEY
+        if api_key != NO_AUTH_KEY:
+            register_secret(api_key)
         return _Route(model, cfg.api_base, api_key)
 
     def _semaphore(self, model: str, cfg, slots: int | None) -> threading.BoundedSemaphore:

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable
 
 from nlgrad.errors import StepCapReached, TaskTimeout
 from nlgrad.lm.client import LM
+from nlgrad.redact import redact
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import EmptyPolicy, Environment, Episode, Observation, PolicySource, StepResult, Task
 from nlgrad.runtime.trace import Trace
@@ -79,7 +80,7 @@ class RunContext:
                                           temperature=module.temperature if temperature is None else temperature,
                                           max_tokens=module.max_tokens, stop=module.stop, deadline=self.deadline)
         except Exception as exc:
-            self.trace.update_node(node, error=f"{type(exc).__name__}: {exc}", latency_s=time.monotonic() - start)
+            self.trace.update_node(node, error=redact(f"{type(exc).__name__}: {exc}"), latency_s=time.monotonic() - start)
             raise
         self.trace.update_node(node, output=completion.text, prompt_tokens=completion.prompt_tokens,
                                completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd,
@@ -88,7 +89,7 @@ class RunContext:
         try:
             parsed = module.parse(completion.text, values)
         except Exception as exc:
-            self.trace.update_node(node, error=f"parse error: {type(exc).__name__}: {exc}")
+            self.trace.update_node(node, error=redact(f"parse error: {type(exc).__name__}: {exc}"))
             raise
         self.trace.update_node(node, parsed=parsed)
         return Output(parsed, node)
@@ -113,7 +114,7 @@ class RunContext:
         try:
             result = fn(**values)
         except Exception as exc:
-            self.trace.update_node(node, error=f"{type(exc).__name__}: {exc}", latency_s=time.monotonic() - start)
+            self.trace.update_node(node, error=redact(f"{type(exc).__name__}: {exc}"), latency_s=time.monotonic() - start)
             raise
         self.trace.update_node(node, result=result, latency_s=time.monotonic() - start)
         return Output(result, node)

@@ -28,6 +28,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from nlgrad.errors import StepCapReached, StorageError
 from nlgrad.files import STORAGE_ERRNOS
 from nlgrad.lm.client import LM
+from nlgrad.redact import redact
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.protocols import Benchmark, Environment, PolicySource, Program, Task
 from nlgrad.runtime.rundir import RunDir
@@ -144,17 +145,12 @@ class Executor:
             metric = self.benchmark.metric(task, output, ctx.episode)
         except StorageError:
             raise  # a full or failing disk stops the run; it is not the task's result
-        except OSError as exc:
-            if exc.errno in STORAGE_ERRNOS:
-                raise StorageError(f"a file of task {task.id}", exc) from exc
-            error = f"{type(exc).__name__}: {exc}"
-            trace.graph.graph["error"] = error
-            trace.graph.graph["traceback"] = traceback.format_exc(limit=8)
-            metric = None
         except Exception as exc:  # noqa: BLE001 - a failing task is a result, not a crash
-            error = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
+                raise StorageError(f"a file of task {task.id}", exc) from exc
+            error = redact(f"{type(exc).__name__}: {exc}")
             trace.graph.graph["error"] = error
-            trace.graph.graph["traceback"] = traceback.format_exc(limit=8)
+            trace.graph.graph["traceback"] = redact(traceback.format_exc(limit=8))
             metric = None
         trace.add_node("output", "task.output", parents=[n["id"] for n in trace.nodes()
                                                                     if not trace.children(n["id"])],
