@@ -9,14 +9,15 @@ from nlgrad.policy.diff import (CounterChange, EntryEdit, PolicyDiff, RouteDiff,
                                 diff_memories, diff_versions)
 from nlgrad.policy.dspy_inject import inject_into_dspy
 from nlgrad.policy.errors import PolicyFileError, PolicyUpdateError
-from nlgrad.policy.io import dump_policy_json, load_policy, load_policy_file, parse_policy_text
+from nlgrad.policy.io import load_policy_file, parse_policy_text
+from nlgrad.policy.memory import dump_policy_json
 from nlgrad.policy.memory import PolicyMemory
 from nlgrad.policy.ops import (AddOp, DeleteOp, DownvoteOp, EditOp, MergeOp, Operation, UpvoteOp,
                                operations_json_schema, parse_operation, parse_operations)
 from nlgrad.policy.render import render_line
 from nlgrad.policy.schema import SCHEMA_VERSION, EntryKind, EntryStatus, PolicyEntry, Provenance
 from nlgrad.policy.similarity import EmbeddingSimilarity, LexicalSimilarity, Similarity
-from nlgrad.policy.store import Manifest, ManifestEntry, PolicyStore, RejectedUpdate, default_policy_dir
+from nlgrad.policy.store import Manifest, ManifestEntry, PolicyStore, RejectedUpdate, default_policy_dir, load_policy
 from nlgrad.policy.tokens import count_tokens, token_edit_distance, tokenize
 from nlgrad.policy.update import (AppliedOp, MergedDuplicate, TrimmedOp, UpdateProvenance, UpdateReport,
                                   apply_update)

@@ -17,8 +17,8 @@ from nlgrad.files import write_text_atomic
 from nlgrad.policy.blocks import apply_block
 from nlgrad.policy.diff import diff_files, diff_markup, diff_versions
 from nlgrad.policy.errors import PolicyFileError
-from nlgrad.policy.io import load_policy
-from nlgrad.policy.render import render_json, render_markdown, render_text_all
+from nlgrad.policy.store import load_policy
+from nlgrad.policy.render_formats import render_json, render_markdown, render_text_all
 from nlgrad.policy.show import show_log, show_memory
 from nlgrad.policy.store import PolicyStore
 

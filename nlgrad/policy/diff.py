@@ -95,7 +95,7 @@ def diff_memories(old: PolicyMemory, new: PolicyMemory, *, old_label: str | None
 
 def diff_files(old_path: str | Path, new_path: str | Path) -> PolicyDiff:
     """Diff two policy files (JSON version files or hand-written YAML), or the latest versions of two dirs."""
-    from nlgrad.policy.io import load_policy
+    from nlgrad.policy.store import load_policy
 
     return diff_memories(load_policy(old_path), load_policy(new_path), old_label=str(old_path),
                          new_label=str(new_path))

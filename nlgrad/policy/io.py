@@ -14,23 +14,13 @@ import yaml
 from pydantic import ValidationError
 
 from nlgrad.policy.errors import PolicyFileError
-from nlgrad.policy.memory import PolicyMemory
+from nlgrad.policy.memory import PolicyMemory, dump_policy_json  # noqa: F401 - dump_policy_json: io's public name
 from nlgrad.policy.schema import SUPPORTED_SCHEMA_VERSIONS, FieldProblem
 from nlgrad.policy.yaml_bounds import check_yaml_bounds
 
 YAML_SUFFIXES = (".yaml", ".yml")
 _MISSING = "<missing>"
 MAX_POLICY_BYTES = 8 * 1024 * 1024  # a policy within its bounds is well under 1 MB
-
-
-def dump_policy_json(memory: PolicyMemory) -> str:
-    """Canonical JSON: sorted keys, two-space indent (one entry per block), UTF-8, trailing newline."""
-    data = memory.model_dump(mode="json", by_alias=True)
-    for entries in data.get("routes", {}).values():
-        for entry in entries:
-            if not entry.get("match"):  # unconditional entries read as they did before conditions existed
-                entry.pop("match", None)
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def _syntax_error(source: Path | str, kind: str, line: int | None, column: int | None, text: str, detail: str):
@@ -141,17 +131,3 @@ def load_policy_file(path: str | Path) -> PolicyMemory:
     """Load one JSON version file or hand-written YAML/JSON policy file."""
     path = Path(path)
     return parse_policy_text(read_policy_text(path), source=path)
-
-
-def load_policy(path_or_dir: str | Path, version: int | None = None) -> PolicyMemory:
-    """Load from a policy directory (``version`` or the latest) or from a single policy file."""
-    path = Path(path_or_dir)
-    if path.is_dir():
-        from nlgrad.policy.store import PolicyStore
-
-        return PolicyStore(path).load(version)
-    memory = load_policy_file(path)
-    if version is not None and memory.version != version:
-        raise PolicyFileError(f"the file holds version {memory.version}, not the requested version {version}",
-                              path=path, field="version", value=memory.version)
-    return memory

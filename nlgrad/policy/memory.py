@@ -7,6 +7,7 @@ YAML file; see :mod:`nlgrad.policy.io`. ``PolicyMemory`` satisfies the runtime's
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -156,14 +157,12 @@ class PolicyMemory(BaseModel):
     @classmethod
     def load(cls, path_or_dir: str | Path, version: int | None = None) -> "PolicyMemory":
         """Load a version from a policy directory (latest by default) or a single JSON/YAML policy file."""
-        from nlgrad.policy.io import load_policy
+        from nlgrad.policy.store import load_policy  # the one upward import: a file or a versioned directory
 
         return load_policy(path_or_dir, version=version)
 
     def to_json(self) -> str:
         """The canonical, line-diffable JSON text of this memory (what a version file contains)."""
-        from nlgrad.policy.io import dump_policy_json
-
         return dump_policy_json(self)
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
@@ -173,3 +172,13 @@ class PolicyMemory(BaseModel):
         path = Path(path)
         write_text_atomic(path, self.to_json(), overwrite=overwrite)
         return path
+
+
+def dump_policy_json(memory: PolicyMemory) -> str:
+    """Canonical JSON: sorted keys, two-space indent (one entry per block), UTF-8, trailing newline."""
+    data = memory.model_dump(mode="json", by_alias=True)
+    for entries in data.get("routes", {}).values():
+        for entry in entries:
+            if not entry.get("match"):  # unconditional entries read as they did before conditions existed
+                entry.pop("match", None)
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

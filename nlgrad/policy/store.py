@@ -30,8 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from nlgrad.files import file_lock, fsync_dir, write_json_atomic, write_text_atomic
 from nlgrad.journal import append_line
 from nlgrad.policy.errors import PolicyFileError
-from nlgrad.policy.io import dump_policy_json, load_policy_file
-from nlgrad.policy.memory import PolicyMemory
+from nlgrad.policy.io import load_policy_file
+from nlgrad.policy.memory import PolicyMemory, dump_policy_json
 from nlgrad.policy.schema import SCHEMA_VERSION
 
 MANIFEST_NAME = "manifest.json"
@@ -297,3 +297,15 @@ class PolicyStore:
             log.warning("%s: skipped %d torn line(s) (line %s) left by an interrupted write", self.rejected_path,
                         len(torn), ", ".join(map(str, torn[:5])))
         return records
+
+
+def load_policy(path_or_dir: str | Path, version: int | None = None) -> PolicyMemory:
+    """Load from a policy directory (``version`` or the latest) or from a single policy file."""
+    path = Path(path_or_dir)
+    if path.is_dir():
+        return PolicyStore(path).load(version)
+    memory = load_policy_file(path)
+    if version is not None and memory.version != version:
+        raise PolicyFileError(f"the file holds version {memory.version}, not the requested version {version}",
+                              path=path, field="version", value=memory.version)
+    return memory

@@ -4,7 +4,7 @@ import pytest
 
 from nlgrad.policy import (PolicyFileError, PolicyMemory, apply_block, apply_update, find_block,
                            inject_into_dspy, parse_policy_text, remove_block)
-from nlgrad.policy.render import render_json, render_markdown, render_text_all
+from nlgrad.policy.render_formats import render_json, render_markdown, render_text_all
 
 BEGIN = "<!-- nlgrad:policy route=twx.act version=0 BEGIN -->"
 END = "<!-- nlgrad:policy route=twx.act END -->"
