@@ -10,8 +10,10 @@ What travels to a worker (a :class:`WorkerSpec`, put in the object store once pe
 - the benchmark and program *by value* (cloudpickle) when they pickle, else *by reference* (registry id / program
   name, rebuilt with :func:`~nlgrad.runtime.registry.load_benchmark` on the worker; data must then exist there);
 - the settings as JSON and extra litellm kwargs; never a live LM, cache or lock;
-- the values of the env vars named by ``api_key_env`` (a Ray worker may not share the driver's environment); they
-  stay in memory: never written into the spec's JSON, a trace, a run dir or a log.
+- the values of the env vars named by ``api_key_env`` (a Ray worker may not share the driver's environment), put in
+  the object store once per run and passed by reference (never a plain task argument, which Ray keeps in the task
+  spec); they stay in memory: never written into the spec's JSON, a trace, a run dir or a log. The worker redacts
+  them (:mod:`nlgrad.redact`) from error texts and from every log record, so Ray's worker logs never see them.
 Workers keep what they built in a small per-process cache keyed by the spec's content hash, so a worker builds the
 benchmark, program and LM once per run configuration, not once per task.
 
@@ -37,6 +39,8 @@ from nlgrad.config import Settings
 from nlgrad.errors import ConfigError, NlgradError
 from nlgrad.lm.client import LM, LOCAL_PREFIX
 from nlgrad.lm.ledger import Ledger
+from nlgrad.redact import redact
+from nlgrad.redact import register as register_secret
 from nlgrad.runtime.executor import Executor, RunResult, TaskResult, _fmt_mean
 from nlgrad.runtime.protocols import Task
 from nlgrad.runtime.trace import Trace
@@ -157,11 +161,17 @@ def _worker_state(token: str, spec_box: list) -> _WorkerState:
     return state
 
 
-def run_remote_task(token: str, spec_box: list, policy: Any, task: Task, secrets: dict[str, str],
+def run_remote_task(token: str, spec_box: list, policy: Any, task: Task, secrets_box: list,
                     policy_for_task: Any = None) -> dict[str, Any]:
-    """The body of one Ray task: run one episode on this worker and return plain data for the driver."""
-    for name, value in secrets.items():
-        os.environ[name] = value
+    """The body of one Ray task: run one episode on this worker and return plain data for the driver.
+    ``secrets_box``: ``[ObjectRef of {env var name: key}]`` (or ``[]``), fetched here, never a plain argument."""
+    if secrets_box:
+        import ray
+
+        secrets: dict[str, str] = ray.get(secrets_box[0])
+        register_secret(*secrets.values())  # redacted from this worker's errors and logs from here on
+        for name, value in secrets.items():
+            os.environ[name] = value
     state = _worker_state(token, spec_box)
     state.lm.ledger = Ledger()  # one ledger per task; the driver merges them
     state.executor.policy = policy
@@ -254,6 +264,7 @@ class RayExecutor(Executor):
             policy_ref = ray.put(self.policy)
             hook_ref = ray.put(self.policy_for_task)
             secrets = self._secrets()
+            secrets_box = [ray.put(secrets)] if secrets else []  # by reference: not in any task spec
             remote = _remote_function().options(**self.task_options)
         progress = self._progress_bar()
         pending: dict[Any, Task] = {}
@@ -265,7 +276,7 @@ class RayExecutor(Executor):
                 while queue or pending:
                     while queue and len(pending) < self.workers:
                         task = queue.pop(0)
-                        pending[remote.remote(token, spec_box, policy_ref, task, secrets, hook_ref)] = task
+                        pending[remote.remote(token, spec_box, policy_ref, task, secrets_box, hook_ref)] = task
                     ready, _ = ray.wait(list(pending), num_returns=1)
                     for ref in ready:
                         task = pending.pop(ref)
@@ -296,6 +307,6 @@ class RayExecutor(Executor):
                 hint = (" | hint: classes of the benchmark, program and policy must be importable on every Ray node "
                         "(install the package there) or registered with ray.cloudpickle.register_pickle_by_value")
             message = f"Ray worker failed on task {task.id}: {type(cause).__name__}: {cause}{hint}"
-            raise RayWorkerError(message) from None
+            raise RayWorkerError(redact(message)) from None
         except ray.exceptions.RayError as exc:
-            raise RayWorkerError(f"Ray could not run task {task.id}: {type(exc).__name__}: {exc}") from None
+            raise RayWorkerError(redact(f"Ray could not run task {task.id}: {type(exc).__name__}: {exc}")) from None
