@@ -50,6 +50,17 @@ def _settings(config: Optional[Path], lm: Optional[str], critic_lm: Optional[str
     return settings
 
 
+def _benchmark_agent(settings, benchmark_id: str, lm: Optional[str]):
+    """``--lm``, else the benchmark's own default agent (see :func:`nlgrad.config.with_benchmark_agent`)."""
+    from nlgrad.config import with_benchmark_agent
+    from nlgrad.runtime.registry import load_benchmark
+
+    settings, warnings = with_benchmark_agent(settings, load_benchmark(benchmark_id), lm)
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {escape(warning)}")
+    return settings
+
+
 def _learning_settings(config: Optional[Path], lm: Optional[str], critic_lm: Optional[str], no_cache: bool,
                        cache_dir: Optional[Path], runs_dir: Optional[Path]):
     """:func:`_settings` for the commands that learn a policy (optimize, compare): ``--critic-lm`` also sets the
@@ -102,7 +113,7 @@ def eval_cmd(
     from nlgrad.console import print_run
     from nlgrad.evaluate import EvalRequest, run_eval
 
-    settings = _settings(config, lm, None, no_cache, cache_dir, runs_dir)
+    settings = _benchmark_agent(_settings(config, lm, None, no_cache, cache_dir, runs_dir), benchmark, lm)
     request = EvalRequest(benchmark=benchmark, split=split, n=n, workers=workers, program=program,
                           policy=str(policy) if policy else None, policy_version=policy_version,
                           policy_whole=policy_whole, policy_placement=policy_placement, step_cap=step_cap,
@@ -170,7 +181,8 @@ def optimize_cmd(
     from nlgrad.optimize import resolve_config, run_optimize
 
     options = parse_method_options(method_option, method=method)  # bad options fail before any model is touched
-    settings = _learning_settings(config, lm, critic_lm, no_cache, cache_dir, runs_dir)
+    settings = _benchmark_agent(_learning_settings(config, lm, critic_lm, no_cache, cache_dir, runs_dir), benchmark,
+                                lm)
     opt = _validated(resolve_config, method=method, benchmark=benchmark, program=program, iterations=iterations,
                      batch=batch, val=val, test_n=test_n, seed=seed, workers=workers, step_cap=step_cap,
                      min_support=min_support, margin=margin, gate_min_wins=gate_min_wins,

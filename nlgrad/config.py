@@ -103,6 +103,21 @@ def with_available_local_models(settings: "Settings") -> tuple["Settings", list[
     return settings.model_copy(update={"roles": roles}), warnings
 
 
+def with_benchmark_agent(settings: "Settings", benchmark, explicit_lm: str | None) -> tuple["Settings", list[str]]:
+    """The benchmark's own default agent (its ``default_agent`` attribute, e.g. ``local/qwen2.5-coder-1.5b`` for a
+    benchmark where only the larger local model follows text) plays the agent unless ``--lm`` named one or the
+    settings name another than nlgrad's default. A default agent that is not installed is skipped with a warning."""
+    from nlgrad.lm.local_models import is_available
+
+    wanted = getattr(benchmark, "default_agent", None)
+    if not wanted or explicit_lm or settings.role("agent").model != DEFAULT_AGENT_MODEL:
+        return settings, []
+    if wanted.startswith("local/") and not is_available(wanted[6:], settings.local_models):
+        return settings, [f"benchmark {benchmark.id} runs with {wanted} by default, which is not installed "
+                          f"(pip install 'nlgrad[local-1-5b]'); using {DEFAULT_AGENT_MODEL}"]
+    return settings.with_role_model("agent", wanted), []
+
+
 def learning_settings(settings: "Settings", critic_lm: str | None = None) -> tuple["Settings", list[str]]:
     """Settings for learning a policy: ``critic_lm`` (if given) plays both the critic and the optimizer, and local
     models that are not installed are swapped per :func:`with_available_local_models` (its warnings returned)."""

@@ -10,8 +10,8 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from nlgrad.cli import CacheDirOpt, ConfigOpt, CriticOpt, LmOpt, NoCacheOpt, _learning_settings, _validated, \
-        err, handles_errors, out
+    from nlgrad.cli import (CacheDirOpt, ConfigOpt, CriticOpt, LmOpt, NoCacheOpt, _benchmark_agent,
+                            _learning_settings, _validated, err, handles_errors, out)
 
     @app.command("compare")
     @handles_errors
@@ -51,7 +51,8 @@ def register(app: typer.Typer) -> None:
 
         names = [m.strip() for m in methods.split(",") if m.strip()]
         options = parse_compare_options(method_option, methods=names)  # fails before any model is touched
-        settings = _learning_settings(config, lm, critic_lm, no_cache, cache_dir, None)
+        settings = _benchmark_agent(_learning_settings(config, lm, critic_lm, no_cache, cache_dir, None),
+                                    benchmark, lm)
         cfg = _validated(CompareConfig, benchmark=benchmark, methods=names, budget_rollouts=budget_rollouts,
                          seeds=seeds, test_n=test_n, val=val, batch=batch, workers=workers, step_cap=step_cap,
                          program=program, budget_tokens=budget_tokens, gate_min_wins=gate_min_wins,

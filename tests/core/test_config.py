@@ -66,3 +66,24 @@ def test_learning_settings_gives_critic_lm_both_learning_roles():
     assert settings.role("agent").model == base.role("agent").model
     unchanged, _ = learning_settings(base, None)
     assert unchanged.role("optimizer").model == unchanged.role("critic").model
+
+
+def test_a_benchmark_names_its_default_agent_unless_lm_or_settings_chose_one(monkeypatch):
+    from types import SimpleNamespace
+
+    from nlgrad.config import DEFAULT_AGENT_MODEL, Settings, with_benchmark_agent
+    from nlgrad.lm import local_models
+
+    bench = SimpleNamespace(id="ifeval", default_agent="local/qwen2.5-coder-1.5b")
+    monkeypatch.setattr(local_models, "is_available", lambda name, user=None: True)
+    chosen, warnings = with_benchmark_agent(Settings(), bench, None)
+    assert chosen.role("agent").model == "local/qwen2.5-coder-1.5b" and warnings == []
+    explicit = Settings().with_role_model("agent", "local/qwen2.5-coder-0.5b")
+    assert with_benchmark_agent(explicit, bench, "local/qwen2.5-coder-0.5b")[0].role("agent").model == DEFAULT_AGENT_MODEL
+    other = Settings().with_role_model("agent", "openai/gpt-4o-mini")  # e.g. from a config file
+    assert with_benchmark_agent(other, bench, None)[0].role("agent").model == "openai/gpt-4o-mini"
+    assert with_benchmark_agent(Settings(), SimpleNamespace(id="hotpotqa"), None)[0].role("agent").model \
+        == DEFAULT_AGENT_MODEL
+    monkeypatch.setattr(local_models, "is_available", lambda name, user=None: False)
+    kept, warnings = with_benchmark_agent(Settings(), bench, None)
+    assert kept.role("agent").model == DEFAULT_AGENT_MODEL and "not installed" in warnings[0]
