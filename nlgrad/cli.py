@@ -55,7 +55,13 @@ def _benchmark_agent(settings, benchmark_id: str, lm: Optional[str]):
     from nlgrad.config import with_benchmark_agent
     from nlgrad.runtime.registry import load_benchmark
 
-    settings, warnings = with_benchmark_agent(settings, load_benchmark(benchmark_id), lm)
+    from nlgrad.errors import NlgradError
+
+    try:
+        benchmark = load_benchmark(benchmark_id)
+    except NlgradError:  # an unknown id is reported where the benchmark is used
+        return settings
+    settings, warnings = with_benchmark_agent(settings, benchmark, lm)
     for warning in warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}")
     return settings
