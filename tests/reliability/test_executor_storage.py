@@ -45,7 +45,16 @@ def _run(tmp_path, server, name, *, cache, resume=False, retry_errors=True):
     return executor.run(bench.tasks("dev", N), resume=resume)
 
 
-def test_enospc_on_result_append_stops_the_run_and_resumes(server, tmp_path, monkeypatch):
+@pytest.fixture
+def slow_server():
+    """Each reply takes 0.2 s, far longer than recording a result, so the worker cannot run many tasks ahead of the
+    failing append (the bound below then holds on a loaded machine too)."""
+    with world.FakeOpenAIServer(latency_s=0.2) as srv:
+        yield srv
+
+
+def test_enospc_on_result_append_stops_the_run_and_resumes(slow_server, tmp_path, monkeypatch):
+    server = slow_server
     clean = _run(tmp_path, server, "clean", cache="cache-clean")
     assert clean.summary["errors"] == 0 and clean.summary["n"] == N
     per_task = server.stats.requests / N
