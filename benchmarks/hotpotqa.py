@@ -120,10 +120,34 @@ class HotpotQABenchmark:
         feedback = (f"{verdict} Question: {task.inputs['question']} Gold answer: {gold!r}. "
                     f"Predicted answer: {predicted!r}. {retrieval}")
         return MetricResult(score=f1, success=em, feedback=feedback,
-                            details={"em": em, "f1": round(f1, 4), "gold": gold, "predicted": predicted,
+                            details={"tags": answer_tags(predicted, gold, em, missed),
+                                     "em": em, "f1": round(f1, 4), "gold": gold, "predicted": predicted,
                                      "normalized_prediction": normalize_answer(predicted),
                                      "retrieved_titles": retrieved, "gold_titles": wanted,
                                      "gold_titles_retrieved": len(found), "type": task.meta.get("type")})
+
+
+SPAN_WORDS = 8  # an answer longer than this is a sentence, not the short span HotpotQA's gold answers are
+
+
+def answer_tags(predicted: str, gold: str, em: bool, missed_titles: list[str]) -> list[str]:
+    """Stable failure tags of one answer (empty when it is right): its form against the gold's, and retrieval."""
+    if em:
+        return []
+    tags = []
+    yes_no = {"yes", "no"}
+    said, wanted = normalize_answer(predicted), normalize_answer(gold)
+    if not said:
+        tags.append("answer:empty")
+    elif len(said.split()) > SPAN_WORDS:
+        tags.append("answer:sentence_not_span")
+    if wanted in yes_no and said not in yes_no:
+        tags.append("answer:entity_for_yes_no")
+    elif wanted not in yes_no and said in yes_no:
+        tags.append("answer:yes_no_for_entity")
+    if missed_titles:
+        tags.append("retrieval:missed_gold_title")
+    return tags
 
 
 def _retrieved_titles(output: Any) -> list[str]:

@@ -112,7 +112,8 @@ def result_to_metric(outcomes: list[InstructionOutcome], info: dict[str, Any] | 
                      "(long-form instructions can fail for length alone)")
     return MetricResult(score=score, success=total > 0 and followed == total, feedback="\n".join(lines),
                         details={"instructions": [o.to_dict() for o in outcomes], "followed": followed,
-                                 "total": total, **_token_info(info)})
+                                 "total": total, "tags": [f"missed:{o.instruction_id}" for o in outcomes
+                                                          if not o.followed], **_token_info(info)})
 
 
 def _token_info(info: dict[str, Any]) -> dict[str, Any]:
@@ -138,4 +139,5 @@ def empty_output_metric(task: Task, output: Any, info: dict[str, Any]) -> Metric
     return MetricResult(score=0.0, success=False, feedback="\n".join(lines),
                         details={"instructions": [{"id": i, "kwargs": k, "followed": False}
                                                   for i, k in zip(ids, kwargs)],
-                                 "followed": 0, "total": len(ids), "empty": True, **_token_info(info)})
+                                 "followed": 0, "total": len(ids), "empty": True,
+                                 "tags": ["empty_response"] + [f"missed:{i}" for i in ids], **_token_info(info)})

@@ -46,7 +46,7 @@ def merge_duplicates(candidates: list[Candidate], similarity: Similarity, thresh
                 break
         else:
             clusters.append(Candidate(cand.route, cand.text, cand.when, sorted(set(cand.trace_ids)),
-                                      cand.replaces, list(cand.notes)))
+                                      cand.replaces, list(cand.notes), list(cand.match)))
     return clusters
 
 
@@ -73,7 +73,8 @@ def attribute_support(candidates: list[Candidate], records: list, similarity: Si
                 best[rec.trace_id] = max(best.get(rec.trace_id, 0.0), score)
         for trace_id, score in sorted(best.items()):
             notes.append(f"supported by the feedback of {trace_id} (similarity {score:.2f})")
-        out.append(Candidate(cand.route, cand.text, cand.when, sorted(support | set(best)), cand.replaces, notes))
+        out.append(Candidate(cand.route, cand.text, cand.when, sorted(support | set(best)), cand.replaces, notes,
+                             list(cand.match)))
     return out
 
 
@@ -133,8 +134,8 @@ def aggregate(candidates: list[Candidate], *, min_support: int = 2, instance_spe
         report.kept.append(cand.to_dict())
         if cand.replaces:
             ops.append(EditOp(id=cand.replaces, text=cand.text, when=cand.when or "", trace_ids=cand.trace_ids,
-                              reason=f"{reason}: support {cand.support}"))
+                              match=cand.match or None, reason=f"{reason}: support {cand.support}"))
         else:
             ops.append(AddOp(route=cand.route, text=cand.text, when=cand.when, trace_ids=cand.trace_ids,
-                             reason=f"{reason}: support {cand.support}"))
+                             match=cand.match, reason=f"{reason}: support {cand.support}"))
     return ops, report

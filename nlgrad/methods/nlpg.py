@@ -28,8 +28,10 @@ from nlgrad.methods.abstraction import CorrectionAbstractor
 from nlgrad.methods.aggregate import aggregate, attribute_support
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
+from nlgrad.methods.failure_groups import FailureGroup, call_input_text, group_failures
 from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_tokens
 from nlgrad.methods.proposals import Candidate, CorrectionProposer
+from nlgrad.methods.tag_lessons import TagLessonWriter
 from nlgrad.policy import PolicyMemory, UpdateProvenance, apply_update
 from nlgrad.runtime.executor import TaskResult
 
@@ -40,20 +42,24 @@ class NLPG:
     def __init__(self, *, loop_threshold: int = 4, localized_steps: int = 3, max_items: int = 12,
                  max_corrections: int = 4, proposals_per_route: int = 1, similarity: str = "auto",
                  dedupe_threshold: float | None = None, support_from_feedback: bool = True,
-                 abstract: bool = False):
+                 abstract: bool = False, tag_groups: bool = False, critic: bool = True):
         """``similarity`` decides which corrections are near-duplicates when support is counted: ``"minilm"``
         (embedding cosine, so paraphrases of one correction merge), ``"lexical"`` (word overlap), or ``"auto"``
         (MiniLM when the ``embed`` extra is installed). ``dedupe_threshold`` overrides the backend's default.
         ``support_from_feedback`` also counts, as support of a correction, the failed traces whose own node feedback
         on that route is a near-duplicate of it (see :func:`~nlgrad.methods.aggregate.attribute_support`); off, only
         the traces the proposer cited count. ``abstract`` adds general lessons abstracted across a route's
-        corrections (one more optimizer call per route with >= 2 distinct corrections)."""
+        corrections (one more optimizer call per route with >= 2 distinct corrections). ``tag_groups`` adds one
+        lesson per recurring failure tag of the metric (:mod:`~nlgrad.methods.tag_lessons`): support is the group's
+        task count and the condition its discriminative input patterns. ``critic=False`` skips the critic and the
+        backward pass (then only tag-group lessons are proposed)."""
         self.similarity, self.dedupe_threshold = similarity, dedupe_threshold
         self.support_from_feedback = support_from_feedback
         self.loop_threshold, self.localized_steps = loop_threshold, localized_steps
         self.max_items, self.max_corrections = max_items, max_corrections
         self.proposals_per_route = proposals_per_route
         self.abstract = abstract
+        self.tag_groups, self.use_critic = tag_groups, critic
 
     def select_for_diagnosis(self, results: list[TaskResult], max_diagnose: int, contrast: int) -> list[TaskResult]:
         failures = sorted((r for r in results if r.score < 1.0 or not r.success), key=lambda r: (r.score, r.task_id))
@@ -100,6 +106,28 @@ class NLPG:
         candidates = [c for batch in fan_out(propose, jobs, lm.parallelism("optimizer")) for c in batch]
         return candidates, proposer.skipped
 
+    def tag_lessons(self, ws: Workspace, rollouts, instructions: dict[str, str], rejected: dict[str, list[str]],
+                    iteration: int) -> list[Candidate]:
+        """One lesson per (route, failure tag) group with at least ``min_support`` tasks, written side by side."""
+        groups = [g for g in group_failures(rollouts.results, rollouts.traces)
+                  if g.route in instructions and g.support >= ws.config.min_support]
+        inputs = {r.task_id: {n["route"]: call_input_text(n) for n in rollouts.traces[r.task_id].module_calls()}
+                  for r in rollouts.results if r.task_id in rollouts.traces}
+        writer = TagLessonWriter(ws.lm)
+
+        def write(group: FailureGroup) -> Candidate | None:
+            others = [calls[group.route] for task_id, calls in sorted(inputs.items())
+                      if task_id not in group.task_ids and group.route in calls]
+            return writer.write(group, other_inputs=others, instructions=instructions[group.route],
+                                rejected=rejected.get(group.route, []))
+
+        written = fan_out(write, groups, ws.lm.parallelism("optimizer"))
+        ws.write(iteration, "tag_groups.json", {
+            "groups": [{"route": g.route, "tag": g.tag, "support": g.support, "task_ids": g.task_ids}
+                       for g in groups],
+            "candidates": [c.to_dict() for c in written if c is not None], "skipped": writer.skipped})
+        return [c for c in written if c is not None]
+
     def abstract_candidates(self, ws: Workspace, candidates: list[Candidate], instructions: dict[str, str],
                             specific: set[str], iteration: int) -> list[Candidate]:
         abstractor = CorrectionAbstractor(ws.lm, max_items=self.max_items)
@@ -117,7 +145,8 @@ class NLPG:
         rollouts = ws.rollouts(batch, memory, label="rollouts", iteration=iteration)
         batch_mean = sum(rollouts.scores) / len(rollouts.scores) if rollouts.scores else 0.0
         diagnoses, records, skipped = self.critique(ws.lm, rollouts.results, rollouts.traces,
-                                                    max_diagnose=cfg.max_diagnose, contrast=cfg.contrast_successes)
+                                                    max_diagnose=cfg.max_diagnose, contrast=cfg.contrast_successes) \
+            if self.use_critic else ({}, [], [])
         ws.write(iteration, "diagnoses.json", {"diagnoses": diagnoses, "skipped": skipped})
         ws.write(iteration, "feedback.json", [r.to_dict() for r in records])
 
@@ -128,8 +157,11 @@ class NLPG:
                     rejected_texts.setdefault(op.get("route") or str(op.get("id", "")).split("#")[0], []).append(
                         op["text"])
         instructions = {route: route_instructions(ws.program, route) for route in ws.program.routes}
-        candidates, skipped = self.propose_corrections(ws.lm, records, memory, instructions, rejected_texts)
+        candidates, skipped = self.propose_corrections(ws.lm, records, memory, instructions, rejected_texts) \
+            if records else ([], [])
         ws.write(iteration, "proposals.json", {"candidates": [c.to_dict() for c in candidates], "skipped": skipped})
+        if self.tag_groups:  # tag lessons lead: a critic correction that paraphrases one merges into it
+            candidates = self.tag_lessons(ws, rollouts, instructions, rejected_texts, iteration) + candidates
 
         specific = workspace_instance_tokens(ws, rollouts.traces.values(),
                                              general_text=" ".join(instructions.values()))

@@ -59,6 +59,7 @@ class Candidate:
     trace_ids: list[str]
     replaces: str | None = None
     notes: list[str] = field(default_factory=list)
+    match: list[str] = field(default_factory=list)  # input patterns: a conditional lesson (empty: always shown)
 
     @property
     def support(self) -> int:

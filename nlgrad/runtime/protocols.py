@@ -32,7 +32,10 @@ class Task:
 
 
 class MetricResult(BaseModel):
-    """A score in [0, 1], a success flag, and what went wrong in words (critics read ``feedback``)."""
+    """A score in [0, 1], a success flag, and what went wrong in words (critics read ``feedback``).
+
+    ``details["tags"]``, where a metric gives it, is a list of stable failure tags (``missed:punctuation:no_comma``,
+    ``answer:sentence_not_span``): learners group failures of one kind by them."""
 
     score: float = Field(ge=0.0, le=1.0)
     success: bool

@@ -1,0 +1,57 @@
+"""One lesson per recurring kind of failure (a :class:`~nlgrad.methods.failure_groups.FailureGroup`).
+
+The optimizer LM is shown several failures of one kind at once (inputs, outputs and the check's words) and asked for
+one lesson; deterministic code attaches the group's tasks as the lesson's support and the group's discriminative
+input patterns as its condition (``match``), so the lesson is shown only to calls whose input looks like the
+failures it came from. A weak optimizer that cannot generalize across traces by itself still gets the recurrence.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pydantic import BaseModel, Field, field_validator
+
+from nlgrad.credit.render import clip
+from nlgrad.errors import LMCallError, StructuredOutputError
+from nlgrad.methods.failure_groups import FailureGroup, discriminative_patterns
+from nlgrad.methods.prompts import method_module
+from nlgrad.methods.proposals import Candidate
+from nlgrad.methods.reply_fields import squash_or_none
+
+log = logging.getLogger(__name__)
+
+
+class TagLesson(BaseModel):
+    text: str = Field(min_length=8, max_length=400)
+    when: str | None = None
+
+    @field_validator("text", "when", mode="before")
+    @classmethod
+    def _strip(cls, value):
+        return squash_or_none(value)
+
+
+class TagLessonWriter:
+    def __init__(self, lm, *, role: str = "optimizer", max_examples: int = 4, max_tokens: int = 160):
+        self.lm, self.role, self.max_examples, self.max_tokens = lm, role, max_examples, max_tokens
+        self.module = method_module("tag_lesson.j2", "optimizer.tag_lesson")
+        self.skipped: list[dict[str, str]] = []
+
+    def write(self, group: FailureGroup, *, other_inputs: list[str], instructions: str,
+              rejected: list[str]) -> Candidate | None:
+        examples = [{"input": clip(i, 500), "output": clip(o, 300), "feedback": clip(f, 300)}
+                    for i, o, f in list(zip(group.inputs, group.outputs, group.feedback))[: self.max_examples]]
+        messages = self.module.render("", {"route": group.route, "instructions": instructions[:600], "tag": group.tag,
+                                           "examples": examples, "rejected": rejected[-6:]})
+        try:
+            reply = self.lm.structured(self.role, messages, TagLesson, max_tokens=self.max_tokens)
+        except (StructuredOutputError, LMCallError) as exc:
+            log.warning("lesson for %s / %s skipped: %s", group.route, group.tag, exc)
+            self.skipped.append({"route": group.route, "tag": group.tag, "reason": str(exc)[:500]})
+            return None
+        patterns = discriminative_patterns(group.inputs, other_inputs)
+        note = f"failure tag {group.tag}: {group.support} tasks; condition " + (
+            " | ".join(patterns) if patterns else "none (no input pattern separates the group)")
+        return Candidate(route=group.route, text=reply.text, when=reply.when, trace_ids=sorted(set(group.task_ids)),
+                         notes=[note], match=patterns)

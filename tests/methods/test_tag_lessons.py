@@ -1,0 +1,76 @@
+"""Failure tags from the metric: failures grouped by (route, tag), one lesson per recurring group, its condition the
+group's discriminative input words; NLPG learns such a conditional lesson without a critic."""
+
+from __future__ import annotations
+
+import json
+
+from fake_lm import UPPER_RULE, ShoutBenchmark, ShoutProgram, agent_reply, install_fake_lm, serve_toy
+
+from nlgrad.methods.base import OptimizeConfig
+from nlgrad.methods.failure_groups import discriminative_patterns, group_failures
+from nlgrad.optimize import run_optimize
+from nlgrad.policy import PolicyStore
+from nlgrad.runtime.executor import TaskResult
+from nlgrad.runtime.protocols import MetricResult
+from nlgrad.runtime.trace import Trace
+
+
+def test_discriminative_patterns_separate_the_group_from_the_others():
+    group = ["Write a poem and do not use any commas.", "Describe Paris without commas please.",
+             "List three fruits; commas are not allowed."]
+    others = ["Write a poem in all lowercase.", "Describe Rome in JSON.", "List three birds."]
+    assert discriminative_patterns(group, others)[0] == "commas"
+    assert "write" not in discriminative_patterns(group, others)  # in the others too
+    assert discriminative_patterns(["a b", "c d"], ["e"]) == []  # nothing recurs: the lesson stays unconditional
+
+
+def _trace(task_id: str, route: str, text: str, output: str) -> Trace:
+    trace = Trace(task_id=task_id)
+    node = trace.add_node("module", route, inputs={"prompt": text}, messages=[])
+    trace.update_node(node, output=output)
+    return trace
+
+
+def test_failures_are_grouped_by_the_output_route_and_tag_largest_first():
+    results = [
+        TaskResult("t1", "train", None, 0.5, False, details={"tags": ["missed:no_comma", "missed:title"]}),
+        TaskResult("t2", "train", None, 0.0, False, details={"tags": ["missed:no_comma"]}),
+        TaskResult("t3", "train", None, 1.0, True, details={"tags": []}),
+        TaskResult("t4", "train", None, 0.0, False, error="boom", details={"tags": ["missed:no_comma"]}),
+    ]
+    traces = {r.task_id: _trace(r.task_id, "if.respond", f"prompt {r.task_id}", "out") for r in results}
+    groups = group_failures(results, traces)
+    assert [(g.tag, g.task_ids) for g in groups] == [("missed:no_comma", ["t1", "t2"]), ("missed:title", ["t1"])]
+    assert groups[0].route == "if.respond" and groups[0].inputs == ["prompt t1", "prompt t2"]
+
+
+class TaggedShout(ShoutBenchmark):
+    """The toy benchmark whose metric also names the kind of failure."""
+
+    def metric(self, task, output, episode=None):
+        result = super().metric(task, output, episode)
+        return MetricResult(score=result.score, success=result.success, feedback=result.feedback,
+                            details={"tags": [] if result.success else ["missed:uppercase"]})
+
+
+def test_nlpg_learns_one_conditional_lesson_per_recurring_tag_without_a_critic(settings, monkeypatch, tmp_path):
+    def reply(messages):
+        system, user = messages[0]["content"], messages[-1]["content"]
+        if "The kind of failure: missed:uppercase" in user:
+            return json.dumps({"text": UPPER_RULE, "when": ""})
+        assert "what_went_wrong" not in user and '"corrections"' not in user  # no critic, no proposer call
+        return agent_reply(system, user)
+
+    calls = install_fake_lm(monkeypatch, reply)
+    serve_toy(monkeypatch, TaggedShout(), ShoutProgram)
+    config = OptimizeConfig(benchmark="shout", iterations=1, batch=4, val=4, test_n=0,
+                            method_options={"tag_groups": True, "critic": False})
+    outcome = run_optimize(config, settings, tmp_path / "pol", progress=False)
+    assert outcome.state.history[0].accepted
+    (entry,) = PolicyStore(tmp_path / "pol").load(2).active_entries("shout.say")
+    assert entry.text == UPPER_RULE and entry.match == ["word", "number"]  # what every failed input shared
+    assert len(entry.provenance.trace_ids) == 4
+    groups = json.loads((tmp_path / "pol/run/iter-0001/tag_groups.json").read_text())
+    assert groups["groups"][0]["tag"] == "missed:uppercase" and groups["groups"][0]["support"] == 4
+    assert sum("The kind of failure" in m[-1]["content"] for m in calls) == 1  # one lesson for the one group
