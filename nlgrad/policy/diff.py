@@ -123,6 +123,12 @@ def markup_word_ops(ops: list[dict[str, Any]]) -> str:
     return " ".join(parts)
 
 
+def _entry_text(entry: PolicyEntry) -> str:
+    """An entry as rendered, without the leading "- "; continuation lines (examples, document sections) are
+    indented by four spaces so that they read under the ``+ id`` / ``- id`` line they belong to."""
+    return render_line(entry)[2:].replace("\n", "\n  ")
+
+
 def diff_markup(diff: PolicyDiff) -> str:
     """The whole diff as rich markup (coloured on a terminal; markers keep it readable without colour)."""
     lines = [f"[bold]--- {escape(diff.old_label)}[/bold]", f"[bold]+++ {escape(diff.new_label)}[/bold]"]
@@ -133,10 +139,10 @@ def diff_markup(diff: PolicyDiff) -> str:
         lines.append("")
         lines.append(f"[bold cyan]route {escape(rd.route)}[/bold cyan]")
         for e in rd.added:
-            lines.append(f"[green]+ {escape(e.id or '')}  {escape(render_line(e)[2:])}[/green]"
+            lines.append(f"[green]+ {escape(e.id or '')}  {escape(_entry_text(e))}[/green]"
                          + (f" [dim]({e.status.value})[/dim]" if not e.active else ""))
         for e in rd.removed:
-            lines.append(f"[red]- {escape(e.id or '')}  {escape(render_line(e)[2:])}[/red]")
+            lines.append(f"[red]- {escape(e.id or '')}  {escape(_entry_text(e))}[/red]")
         for ed in rd.edited:
             lines.append(f"[yellow]~ {escape(ed.id)}[/yellow]  [dim]({', '.join(ed.fields)})[/dim]")
             if ed.when_ops:

@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from nlgrad.policy.errors import PolicyUpdateError
 from nlgrad.policy.relevance import check_patterns
-from nlgrad.policy.schema import MAX_TEXT_CHARS, Condition, EntryId, EntryKind, EntryText, RouteName, clean_when
+from nlgrad.policy.schema import (MAX_TEXT_CHARS, Condition, EntryId, EntryKind, EntryText, RouteName,
+                                  check_example_text, clean_when)
 
 
 class _OpBase(BaseModel):
@@ -55,6 +56,11 @@ class AddOp(_OpBase):
     @classmethod
     def _patterns(cls, value: object) -> object:
         return check_patterns(value)
+
+    @model_validator(mode="after")
+    def _bounded_example(self) -> "AddOp":
+        check_example_text(self.kind, self.text)
+        return self
 
 
 class EditOp(_OpBase):

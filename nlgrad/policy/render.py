@@ -5,8 +5,15 @@ One line per active entry, ordered by utility (helpful - harmful) descending, th
     - When the room has no coin, move through an unexplored exit.
     - Read the task before acting.
 
-Multi-line entries (document sections) continue on lines indented by two spaces. A route without active entries
-renders as the empty string.
+Multi-line entries (document sections) continue on lines indented by two spaces. An ``example`` entry (a worked
+input -> output) is introduced by its own line and its text follows, indented::
+
+    - Example:
+      Input: word number 3
+      Output: WORD NUMBER 3
+
+(with a condition: ``- When the task asks for a list, for example:``). A route without active entries renders as the
+empty string.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from nlgrad.policy.schema import PolicyEntry, id_sort_key
+from nlgrad.policy.schema import EntryKind, PolicyEntry, id_sort_key
 
 _CAPITALISED_WORD = re.compile(r"^([A-Z])([a-z]+)\b(?!['’])")
 
@@ -26,6 +33,9 @@ def _lower_first(text: str) -> str:
 
 def render_line(entry: PolicyEntry) -> str:
     lines = entry.text.split("\n")
+    if entry.kind == EntryKind.example:
+        head = f"- When {entry.when}, for example:" if entry.when else "- Example:"
+        return "\n".join([head, *(("  " + line) if line.strip() else "" for line in lines)])
     if entry.when:
         head = f"- When {entry.when}, {_lower_first(lines[0])}"
     else:

@@ -11,7 +11,7 @@ import re
 from enum import Enum
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from nlgrad.policy.relevance import check_patterns
 
@@ -21,6 +21,11 @@ SCHEMA_VERSION = 1
 SUPPORTED_SCHEMA_VERSIONS = (1,)
 
 MAX_TEXT_CHARS = 8000
+MAX_EXAMPLE_CHARS = 2000
+"""An ``example`` entry (a worked input -> output) is short: its text is limited to this many characters."""
+MAX_EXAMPLES_PER_ROUTE = 8
+"""At most this many active ``example`` entries per route (:func:`nlgrad.policy.apply_update` trims the rest with
+rule ``max_examples_per_route``); they also count against the route's entry and token bounds like any entry."""
 _ROUTE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-/:]*$")
 _ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-/:#]*$")
 _SEQ_ID_RE = re.compile(r"^(?P<route>.+)#(?P<n>\d+)$")
@@ -82,6 +87,14 @@ class EntryKind(str, Enum):
     correction = "correction"
     rule = "rule"
     document_section = "document_section"
+    example = "example"  # a worked input -> output from a successful rollout (rendered under "Example:")
+
+
+def check_example_text(kind: "EntryKind | str", text: str | None) -> None:
+    """Raise ValueError if an ``example`` entry's text is longer than :data:`MAX_EXAMPLE_CHARS`."""
+    if text is not None and kind in (EntryKind.example, "example") and len(text) > MAX_EXAMPLE_CHARS:
+        raise ValueError(f"the text of an example entry is limited to {MAX_EXAMPLE_CHARS} characters "
+                         f"(got {len(text)})")
 
 
 class EntryStatus(str, Enum):
@@ -127,6 +140,11 @@ class PolicyEntry(BaseModel):
     @classmethod
     def _none_provenance(cls, value: object) -> object:
         return Provenance() if value is None else value
+
+    @model_validator(mode="after")
+    def _bounded_example(self) -> "PolicyEntry":
+        check_example_text(self.kind, self.text)
+        return self
 
     @property
     def utility(self) -> int:

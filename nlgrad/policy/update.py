@@ -17,14 +17,16 @@ from nlgrad.policy.errors import PolicyUpdateError
 from nlgrad.policy.memory import PolicyMemory
 from nlgrad.policy.ops import AddOp, DeleteOp, DownvoteOp, EditOp, MergeOp, UpvoteOp, parse_operation
 from nlgrad.policy.render import render_line
-from nlgrad.policy.schema import EntryStatus, PolicyEntry, Provenance, clean_when, id_sort_key
+from nlgrad.policy.schema import (MAX_EXAMPLE_CHARS, MAX_EXAMPLES_PER_ROUTE, EntryKind, EntryStatus, PolicyEntry,
+                                  Provenance, clean_when, id_sort_key)
 from nlgrad.policy.similarity import DEFAULT_SIMILARITY, Similarity
 from nlgrad.policy.tokens import count_tokens, edit_distance, tokenize
 
 MAX_TRACE_IDS = 50
 """Provenance keeps at most this many trace ids per entry (the earliest ones)."""
 
-TrimRule = Literal["invalid", "max_ops_per_update", "max_edit_cost", "max_entries_per_route", "max_tokens_per_route"]
+TrimRule = Literal["invalid", "max_ops_per_update", "max_edit_cost", "max_entries_per_route", "max_tokens_per_route",
+                   "max_examples_per_route"]
 
 
 class UpdateProvenance(BaseModel):
@@ -150,6 +152,12 @@ class _Updater:
             return True
         return False
 
+    def long_example(self, index: int, op: Any, entry: PolicyEntry, text: str | None) -> bool:
+        if entry.kind == EntryKind.example and text is not None and len(text) > MAX_EXAMPLE_CHARS:
+            self.trim(index, op, "invalid", f"an example's text is limited to {MAX_EXAMPLE_CHARS} characters")
+            return True
+        return False
+
     def entry(self, index: int, op: Any, entry_id: str) -> tuple[str, PolicyEntry] | None:
         found = self.memory.find(entry_id)
         if found is None:
@@ -183,12 +191,17 @@ class _Updater:
                                                       trace_ids=_union(self.prov.trace_ids, op.trace_ids)))
         active = self.memory.active_entries(route)
         line = render_line(candidate)
+        is_example = candidate.kind == EntryKind.example
         best: tuple[float, PolicyEntry] | None = None
         for existing in active:
+            if (existing.kind == EntryKind.example) != is_example:
+                continue  # an example is never merged into an instruction, nor an instruction into an example
             score = self.similarity.similarity(line, render_line(existing))
             if best is None or score > best[0]:
                 best = (score, existing)
-        if best is not None and best[0] >= self.bounds.dedupe_threshold:
+        # examples of one route look alike by form; only an identical one is a duplicate
+        threshold = 1.0 if is_example else self.bounds.dedupe_threshold
+        if best is not None and best[0] >= threshold:
             target = best[1]
             target.support += 1
             target.provenance.trace_ids = _union(target.provenance.trace_ids, candidate.provenance.trace_ids)
@@ -197,6 +210,13 @@ class _Updater:
             return
         if self.over_ops(index, op):
             return
+        if is_example:
+            examples = sum(1 for e in active if e.kind == EntryKind.example)
+            if examples >= MAX_EXAMPLES_PER_ROUTE:
+                self.trim(index, op, "max_examples_per_route",
+                          f"route {route} already holds {examples} active examples (at most "
+                          f"{MAX_EXAMPLES_PER_ROUTE})")
+                return
         new_tokens = count_tokens(line)
         count, tokens = len(active), self.memory.tokens(route)
         evict: list[PolicyEntry] = []
@@ -236,6 +256,8 @@ class _Updater:
         new_match = entry.match if op.match is None else op.match
         if new_text == entry.text and new_when == entry.when and new_match == entry.match:
             self.trim(index, op, "invalid", f"the edit leaves {entry.id} unchanged")
+            return
+        if self.long_example(index, op, entry, new_text):
             return
         if self.over_ops(index, op):
             return
@@ -281,6 +303,8 @@ class _Updater:
         if self.over_ops(index, op):
             return
         first = sources[0]
+        if self.long_example(index, op, first, op.text):
+            return
         any_active = any(s.active for s in sources)
         merged = first.model_copy(deep=True, update={
             "text": op.text if op.text is not None else first.text,
@@ -331,6 +355,10 @@ def apply_update(memory: PolicyMemory, ops: Iterable[Any] | str, bounds: PolicyB
        ties: lower support, then older id) as long as they have *lower* utility than a new entry (i.e. < 0),
        until the add fits. If it cannot fit, it is trimmed (``max_entries_per_route`` / ``max_tokens_per_route``)
        and nothing is evicted.
+       An ``add`` of kind ``example`` is compared only with the route's other examples, and merged only into
+       an identical one (examples of a route look alike by form); other entries are never merged into an example.
+       A route holds at most ``MAX_EXAMPLES_PER_ROUTE`` active examples; a further one is trimmed
+       (``max_examples_per_route``), and an example's text is limited to ``MAX_EXAMPLE_CHARS`` (``invalid``).
     6. An ``edit`` or ``merge`` that would make its route's text longer than ``max_tokens_per_route`` (and longer
        than it was) is trimmed (``max_tokens_per_route``).
     7. Each text-changing op has an edit cost: the token edit distance between the rendered lines it removes
