@@ -77,3 +77,4 @@ def play_scripted(script, make_lm):
         return result, r, result.traces[r.task_id]
 
     return play
+

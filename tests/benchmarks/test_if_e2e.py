@@ -7,6 +7,7 @@ feedback work together, not the score.
 from __future__ import annotations
 
 import pytest
+from local_server_check import require_local_server
 
 from nlgrad.config import load_settings
 from nlgrad.lm.client import LM
@@ -16,7 +17,7 @@ from nlgrad.runtime.registry import load_benchmark
 
 pytestmark = pytest.mark.local_model
 
-pytest.importorskip("llama_cpp")
+require_local_server()
 
 
 @pytest.mark.timeout(600)

@@ -1,6 +1,7 @@
 """End to end against the real embedded model: one task per QA benchmark family through the Executor (short)."""
 
 import pytest
+from local_server_check import require_local_server
 
 from nlgrad.config import load_settings
 from nlgrad.lm.client import LM
@@ -9,7 +10,7 @@ from nlgrad.runtime.registry import load_benchmark, load_program
 
 pytestmark = pytest.mark.local_model
 
-llama = pytest.importorskip("llama_cpp")
+require_local_server()
 
 CASES = [
     ("hotpotqa", ["hotpot.hop1_query", "hotpot.hop2_query", "hotpot.answer"], ["retrieve", "retrieve"]),

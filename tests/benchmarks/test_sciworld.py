@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from local_server_check import require_local_server
 
 from nlgrad.benchmarks.sciworld import FOLDS, ScienceWorldBenchmark
 from nlgrad.benchmarks.sciworld_actions import (MAX_ACTIONS, destination_words, focus_targets, is_reading,
@@ -342,7 +343,7 @@ def test_focuses_the_task_names_are_played_unconfirmed_and_the_box_choice_is_con
 @pytest.mark.timeout(600)
 @_sim
 def test_one_dev_task_with_the_local_model(tmp_path):
-    pytest.importorskip("llama_cpp")
+    require_local_server()
     from nlgrad.config import load_settings
     from nlgrad.lm.client import LM
 

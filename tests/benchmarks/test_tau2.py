@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from local_server_check import require_local_server
 
 import nlgrad  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
 import litellm  # noqa: E402
@@ -345,7 +346,7 @@ def test_idle_floor_scores_exactly_the_no_change_tasks(tmp_path, airline, script
 
 @pytest.mark.local_model
 def test_one_task_runs_with_the_local_model(tmp_path):
-    pytest.importorskip("llama_cpp")
+    require_local_server()
     from nlgrad.config import load_settings, with_available_local_models
 
     bench = load_benchmark("tau2/retail")

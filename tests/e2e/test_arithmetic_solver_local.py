@@ -8,6 +8,7 @@ import re
 import shutil
 
 import pytest
+from local_server_check import require_local_server
 
 from nlgrad.config import RoleConfig, Settings
 from nlgrad.lm.client import LM
@@ -17,7 +18,7 @@ from nlgrad.runtime.trace import Trace
 
 pytestmark = pytest.mark.local_model
 
-pytest.importorskip("llama_cpp")
+require_local_server()
 pytest.importorskip("textworld_express")
 needs_java = pytest.mark.skipif(shutil.which("java") is None, reason="TextWorldExpress needs Java")
 

@@ -6,13 +6,14 @@ import subprocess
 import sys
 
 import pytest
+from local_server_check import require_local_server
 
 from nlgrad.config import RoleConfig, Settings
 from nlgrad.lm.client import LM
 
 pytestmark = pytest.mark.local_model
 
-llama = pytest.importorskip("llama_cpp")
+require_local_server()
 
 
 def _eval(tmp_path, *extra):
