@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
         benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin."),
         methods: str = typer.Option("none,human,nlpg", "--methods",
                                     help="Comma-separated: none, human, nlpg, langmarl, dmrl, jerp, gepa, miprov2, "
-                                         "textgrad, grpo... (external)."),
+                                         "bootstrap_fewshot, textgrad, grpo... (external)."),
         budget_rollouts: int = typer.Option(..., "--budget-rollouts", help="Rollouts each optimizer may use."),
         seeds: int = typer.Option(3, "--seeds", help="Seeds per method (0..N-1)."),
         out_dir: Path = typer.Option(..., "--out", help="Output folder, e.g. reports/coin (rerun to resume)."),

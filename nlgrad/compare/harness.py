@@ -31,8 +31,10 @@ from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.rundir import RunDir
 
-ONE_SHOT = {"none", "human", "miprov2"}  # run once (iterations=1); the others iterate until the budget is spent
-BUDGET_OPTION = {"gepa": "max_metric_calls", "miprov2": "max_rollouts"}  # methods told the budget directly
+# run once (iterations=1); the others iterate until the budget is spent
+ONE_SHOT = {"none", "human", "miprov2", "bootstrap_fewshot"}
+# methods told the budget directly
+BUDGET_OPTION = {"gepa": "max_metric_calls", "miprov2": "max_rollouts", "bootstrap_fewshot": "max_rollouts"}
 EXTERNAL_PREFIXES = ("grpo",)  # rows read from the companion trainer's results
 
 

@@ -16,6 +16,7 @@ CATALOG: dict[str, str] = {
     "human": "nlgrad.methods.baselines.static:HumanPolicy",
     "gepa": "nlgrad.methods.baselines.gepa_adapter:GEPA",
     "miprov2": "nlgrad.methods.baselines.miprov2:MIPROv2",
+    "bootstrap_fewshot": "nlgrad.methods.baselines.bootstrap_fewshot:BootstrapFewShot",
     "textgrad": "nlgrad.methods.baselines.textgrad_method:TextGrad",
 }
 METHODS = CATALOG

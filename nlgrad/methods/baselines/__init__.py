@@ -2,7 +2,9 @@
 
 ``none`` and ``human`` are static; ``gepa``, ``miprov2`` and ``textgrad`` run the real libraries on the route texts of
 the same program, through the same executor, and store their result as policy memory (one ``rule`` entry per
-optimized route; see :mod:`nlgrad.methods.baselines.common`). Heavy libraries are imported inside ``propose``.
+optimized route; see :mod:`nlgrad.methods.baselines.common`). ``bootstrap_fewshot`` runs DSPy's
+BootstrapFewShotWithRandomSearch the same way and stores the demos it selects as ``example`` entries (see
+:mod:`nlgrad.methods.baselines.dspy_demos`). Heavy libraries are imported inside ``propose``.
 """
 
 BASELINES: dict[str, str] = {
@@ -10,5 +12,6 @@ BASELINES: dict[str, str] = {
     "human": "nlgrad.methods.baselines.static:HumanPolicy",
     "gepa": "nlgrad.methods.baselines.gepa_adapter:GEPA",
     "miprov2": "nlgrad.methods.baselines.miprov2:MIPROv2",
+    "bootstrap_fewshot": "nlgrad.methods.baselines.bootstrap_fewshot:BootstrapFewShot",
     "textgrad": "nlgrad.methods.baselines.textgrad_method:TextGrad",
 }
