@@ -15,7 +15,7 @@ from nlgrad.lm.ledger import Ledger
 from nlgrad.runlock import RunLock
 from nlgrad.runtime.executor import RunResult
 from nlgrad.runtime.ray_executor import EXECUTOR_KINDS, make_executor
-from nlgrad.runtime.protocols import SPLITS, EmptyPolicy, PolicySource
+from nlgrad.runtime.protocols import SPLITS, BenchmarkHints, EmptyPolicy, PolicySource, step_cap_for
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.resume_check import check_eval_resume
 from nlgrad.runtime.rundir import RunDir, make_run_id
@@ -28,7 +28,7 @@ def load_policy(path: str | Path | None, version: int | None = None, benchmark=N
     from nlgrad.policy import PolicyMemory
 
     if str(path) == "human":
-        human = getattr(benchmark, "human_policy", None)
+        human = BenchmarkHints.of(benchmark).human_policy
         if human is None:
             raise ConfigError("this benchmark has no human-written policy", field="--policy", value="human")
         path = human
@@ -95,7 +95,7 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
         policy = PolicyView(policy, whole=request.policy_whole, placement=request.policy_placement)
     check_policy_routes(policy, program, str(request.policy))
     tasks = benchmark.tasks(request.split, request.n)
-    step_cap = request.step_cap or getattr(benchmark, "default_step_cap", None)
+    step_cap = step_cap_for(benchmark, request.step_cap)
     config: dict[str, Any] = {
         "command": "eval", "benchmark": benchmark.id, "split": request.split, "n": len(tasks),
         "program": program.name, "policy": request.policy, "policy_version": request.policy_version,

@@ -33,7 +33,7 @@ from nlgrad.methods.strategies.sampler import BatchSampler
 from nlgrad.policy import PolicyMemory, PolicyStore
 from nlgrad.runlock import RunLock
 from nlgrad.runtime.executor import PolicyForTask, RunResult
-from nlgrad.runtime.ray_executor import make_executor
+from nlgrad.runtime.protocols import BenchmarkHints, step_cap_for
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.resume_check import check_identity, role_identity
 from nlgrad.runtime.rundir import RunDir
@@ -52,7 +52,7 @@ RESUME_ROLES = ("agent", "critic", "optimizer")  # their models and sampling mus
 def benchmark_defaults(benchmark) -> dict[str, Any]:
     """The optimize settings ``benchmark`` gets by default: its kind's, updated by its own ``optimize_defaults``."""
     kind = getattr(benchmark, "kind", "static")
-    return {**KIND_DEFAULTS.get(kind, {}), **dict(getattr(benchmark, "optimize_defaults", None) or {})}
+    return {**KIND_DEFAULTS.get(kind, {}), **dict(BenchmarkHints.of(benchmark).optimize_defaults or {})}
 
 
 def resolve_config(**values: Any) -> OptimizeConfig:
@@ -160,7 +160,8 @@ def estimate(config: OptimizeConfig, benchmark, program) -> dict[str, Any]:
     """A rough, labeled estimate of LM calls for --dry-run (real numbers come from the ledger)."""
     routes = max(1, len(program.routes))
     interactive = getattr(benchmark, "kind", "static") == "interactive"
-    per_rollout = (config.step_cap or getattr(benchmark, "default_step_cap", 20)) / 2 if interactive else routes
+    step_cap = step_cap_for(benchmark, config.step_cap)
+    per_rollout = (step_cap or 20) / 2 if interactive else routes
     diagnosed = min(config.batch, config.max_diagnose) + config.contrast_successes
     critic_per_trace = 1 + (routes if interactive else routes)
     per_iter = {"agent (rollouts)": config.batch * per_rollout,
@@ -168,7 +169,6 @@ def estimate(config: OptimizeConfig, benchmark, program) -> dict[str, Any]:
                 "critic": diagnosed * critic_per_trace, "optimizer": routes}
     total = {k: int(v * config.iterations) for k, v in per_iter.items()}
     total["agent (final test eval: initial + final)"] = int(2 * config.test_n * per_rollout)
-    step_cap = config.step_cap or getattr(benchmark, "default_step_cap", None)
     settings = {"method": config.method, "iterations": config.iterations, "batch": config.batch, "val": config.val,
                 "test_n": config.test_n, "step_cap": step_cap if interactive else None,
                 "method_options": config.method_options}
@@ -308,11 +308,8 @@ def final_test(ws: Workspace, store: PolicyStore, initial: int, final: int, *, c
     out: dict[str, Any] = {"initial_version": initial, "final_version": final, "n": len(tasks)}
     for label, version in (("initial", initial), ("final", final)):
         run_dir = RunDir(ws.work_dir / "final" / f"test-v{version}").create()
-        executor = make_executor(ws.config.executor, ray_address=ws.config.ray_address,
-                                 benchmark=ws.benchmark, program=ws.program, lm=ws.lm, policy=store.load(version),
-                                 workers=ws.config.workers, step_cap=ws.step_cap, run_dir=run_dir,
-                                 progress=progress, console=console, label=f"test {label} v{version}",
-                                 policy_for_task=ws.policy_for_task)
+        executor = ws.executor(store.load(version), run_dir=run_dir, label=f"test {label} v{version}",
+                               progress=progress, console=console)
         result: RunResult = executor.run(tasks, resume=True)
         out[label] = {"version": version, **result.summary, "scores": result.scores}
     from nlgrad.stats import paired_difference

@@ -58,10 +58,11 @@ from nlgrad.programs.irreversible import (CONFIRM_ROUTE, NONE_OF_THESE, agreed_c
                                           is_irreversible, parse_confirmation)
 from nlgrad.runtime.context import Output, RunContext
 from nlgrad.runtime.module import Module
-from nlgrad.runtime.protocols import Observation, Task
+from nlgrad.runtime.protocols import BenchmarkHints, Observation, Task
 
 ROUTE = "twx.act"
 SOLVE_ROUTE = "twx.solve"
+DEFAULT_MAX_ACTIONS = 15  # actions listed where neither the caller nor the benchmark bounds the list
 _NUMBER = re.compile(r"\d+")
 _QUANTITY = re.compile(r"\d+(?:\.\d+)?")
 
@@ -252,28 +253,30 @@ class TWXReActProgram:
         if answer not in ("number", "text"):
             raise ValueError(f"answer must be 'number' or 'text', not {answer!r}")
         self.benchmark = benchmark
+        hints = BenchmarkHints.of(benchmark)
         self.history_steps = history_steps
         # A benchmark whose environment already bounds its action list (sciworld) says how many to show.
-        self.max_actions = max_actions if max_actions is not None else getattr(benchmark, "max_actions", 15)
+        bound = max_actions if max_actions is not None else hints.max_actions
+        self.max_actions = bound if bound is not None else DEFAULT_MAX_ACTIONS
         self.loop_breaker = loop_breaker
         # A benchmark whose environment already ranks its list by relevance (sciworld) keeps that order.
-        self.match_words = not getattr(benchmark, "actions_ranked", False)
+        self.match_words = not hints.actions_ranked
         self.history_obs_chars = history_obs_chars
         template = program_template("twx_act.j2")
         self.answer_text = answer == "text"
         self.act = Module(route=ROUTE, template=template, role="agent", parser=parse_choice,
                           max_tokens=24 if self.answer_text else 6, stop=["\n"], template_name="twx_act.j2")
         # A benchmark whose readable things pose math problems (twx/arithmetic) gets the solve module and calculator.
-        self.solves_math = bool(getattr(benchmark, "math_problems", False))
+        self.solves_math = bool(hints.math_problems)
         self.solve = Module(route=SOLVE_ROUTE, template=program_template("twx_solve.j2"), role="agent",
                             parser=parse_expression, max_tokens=32,
                             template_name="twx_solve.j2") if self.solves_math else None
         # A benchmark with irreversible action families (cooking's "cook X in ...", sciworld's "focus on ...") gets
         # the confirm module (see nlgrad.programs.irreversible).
-        self.irreversible = tuple(getattr(benchmark, "irreversible", ()))
+        self.irreversible = tuple(hints.irreversible)
         self.robust_confirm = robust_confirm
         # A benchmark may name action kinds that never move its games forward (cooking: "put ..."): listed last.
-        self.low_priority = LOW_PRIORITY_PREFIXES + tuple(getattr(benchmark, "low_priority", ()))
+        self.low_priority = LOW_PRIORITY_PREFIXES + tuple(hints.low_priority)
         self.confirm = Module(route=CONFIRM_ROUTE, template=program_template("twx_confirm.j2"), role="agent",
                               parser=parse_confirmation, max_tokens=6, stop=["\n"],
                               template_name="twx_confirm.j2") if self.irreversible else None

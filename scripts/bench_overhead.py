@@ -27,6 +27,7 @@ import nlgrad  # noqa: F401  (sets the offline litellm cost map before litellm i
 from nlgrad.config import load_settings
 from nlgrad.lm.client import LM
 from nlgrad.runtime.executor import Executor
+from nlgrad.runtime.protocols import step_cap_for
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.rundir import RunDir
 
@@ -73,7 +74,7 @@ def run_once(args, settings, run_dir: Path) -> dict:
     clock = EnvClock(benchmark)
     lm = LM(settings)
     tasks = benchmark.tasks(args.split, args.n)
-    step_cap = args.step_cap or getattr(benchmark, "default_step_cap", None)
+    step_cap = step_cap_for(benchmark, args.step_cap)
     executor = Executor(benchmark=benchmark, program=program, lm=lm, workers=1, step_cap=step_cap,
                         run_dir=RunDir(run_dir).create(), progress=False)
     start = time.perf_counter()

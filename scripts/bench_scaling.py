@@ -21,6 +21,7 @@ import time
 import nlgrad  # noqa: F401  (sets the offline litellm cost map before litellm is imported)
 from nlgrad.config import load_settings
 from nlgrad.lm.client import LM
+from nlgrad.runtime.protocols import step_cap_for
 from nlgrad.runtime.ray_executor import make_executor
 from nlgrad.runtime.registry import load_benchmark, load_program
 
@@ -53,7 +54,7 @@ def measure(args, settings, kind: str, workers: int) -> dict:
     lm = LM(settings)
     tasks = benchmark.tasks(args.split, args.n)
     executor = make_executor(kind, benchmark=benchmark, program=program, lm=lm, workers=workers,
-                             step_cap=args.step_cap or getattr(benchmark, "default_step_cap", None),
+                             step_cap=step_cap_for(benchmark, args.step_cap),
                              progress=False, keep_traces=True)
     start = time.perf_counter()
     result = executor.run(tasks)

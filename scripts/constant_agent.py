@@ -21,6 +21,7 @@ import litellm  # noqa: E402
 from nlgrad.config import RoleConfig, Settings  # noqa: E402
 from nlgrad.lm.client import LM  # noqa: E402
 from nlgrad.runtime.executor import Executor  # noqa: E402
+from nlgrad.runtime.protocols import step_cap_for  # noqa: E402
 from nlgrad.runtime.registry import load_benchmark, load_program  # noqa: E402
 
 
@@ -41,7 +42,7 @@ def run_constant(benchmark_id: str, reply: str, n: int, split: str = "dev", prog
         try:
             result = Executor(benchmark=bench, program=load_program(program or bench.default_program, bench),
                               lm=LM(settings), progress=False,
-                              step_cap=step_cap or getattr(bench, "default_step_cap", None)).run(
+                              step_cap=step_cap_for(bench, step_cap)).run(
                 bench.tasks(split, n))
         finally:
             litellm.completion = real

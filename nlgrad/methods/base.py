@@ -22,8 +22,8 @@ from nlgrad.lm.client import LM
 from nlgrad.methods.strategies.acceptance import AcceptanceGate, GateDecision, PairedImprovementGate
 from nlgrad.methods.strategies.sampler import BatchSampler, SeededMinibatchSampler
 from nlgrad.policy import PolicyBounds, PolicyMemory, PolicyStore, UpdateReport
-from nlgrad.runtime.executor import PolicyForTask, RunResult
-from nlgrad.runtime.protocols import Task
+from nlgrad.runtime.executor import Executor, PolicyForTask, RunResult
+from nlgrad.runtime.protocols import Task, step_cap_for
 from nlgrad.runtime.ray_executor import make_executor
 from nlgrad.runtime.rundir import RunDir
 
@@ -128,7 +128,7 @@ class Workspace:
         self.config, self.benchmark, self.program, self.lm = config, benchmark, program, lm
         self.store, self.work_dir = store, work_dir
         self.policy_for_task: PolicyForTask | None = None  # the executor's per-task policy hook (see Method.setup)
-        self.step_cap = config.step_cap or getattr(benchmark, "default_step_cap", None)
+        self.step_cap = step_cap_for(benchmark, config.step_cap)
         self.sampler: BatchSampler = sampler if sampler is not None else SeededMinibatchSampler(config.seed)
         self.gate: AcceptanceGate = gate if gate is not None else PairedImprovementGate.from_config(config)
         self.train_tasks = guard_not_test(benchmark.tasks("train"))
@@ -142,16 +142,21 @@ class Workspace:
     def write(self, iteration: int, name: str, data: Any) -> None:
         write_json_atomic(self.iteration_dir(iteration) / name, data)
 
+    def executor(self, policy: PolicyMemory | None, *, run_dir: RunDir, label: str, keep_traces: bool = False,
+                 progress: bool = False, console=None) -> Executor:
+        """The executor of this run's rollouts and test evaluations: the configured kind (thread or Ray), workers
+        and step cap, the workspace's benchmark, program, LM and per-task policy hook, and ``policy``."""
+        return make_executor(self.config.executor, ray_address=self.config.ray_address,
+                             benchmark=self.benchmark, program=self.program, lm=self.lm, policy=policy,
+                             workers=self.config.workers, step_cap=self.step_cap, run_dir=run_dir,
+                             progress=progress, console=console, keep_traces=keep_traces, label=label,
+                             policy_for_task=self.policy_for_task)
+
     def rollouts(self, tasks: list[Task], memory: PolicyMemory | None, *, label: str, iteration: int,
                  keep_traces: bool = True) -> RunResult:
         guard_not_test(tasks)
         run_dir = RunDir(self.iteration_dir(iteration) / label).create()
-        executor = make_executor(self.config.executor, ray_address=self.config.ray_address,
-                                 benchmark=self.benchmark, program=self.program, lm=self.lm, policy=memory,
-                                 workers=self.config.workers, step_cap=self.step_cap, run_dir=run_dir,
-                                 progress=False, keep_traces=keep_traces, label=label,
-                                 policy_for_task=self.policy_for_task)
-        result = executor.run(tasks, resume=True)
+        result = self.executor(memory, run_dir=run_dir, label=label, keep_traces=keep_traces).run(tasks, resume=True)
         errors = [r.error for r in result.results if r.error]
         if result.results and len(errors) == len(result.results):
             raise NlgradError(f"every {label} rollout failed, e.g.: {errors[0]} (see {run_dir.path})")

@@ -7,8 +7,10 @@ A *policy source* gives the text injected into a module's prompt for a route (po
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -43,11 +45,25 @@ class MetricResult(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
+class ObservationInfo(TypedDict, total=False):
+    """What an environment may say about an observation besides its text and valid actions (every key optional).
+
+    The keys below are the ones programs read; an environment may add keys of its own that only its benchmark's
+    metric reads (TWX/ScienceWorld ``look``, ``inventory``, ``raw_score``; tau2's ``conversation``, ``db_changes``)."""
+
+    task: str  # the task's text, as the game states it
+    room: str  # where the agent stands (programs list the rooms visited)
+    state_key: str  # a key that is equal exactly when the game state is (programs remember what was tried there)
+    free_text_verbs: list[str]  # verbs the environment parses in free text, beyond the listed actions
+    settled_actions: list[str]  # irreversible actions that the task's own words name (played without confirming)
+    reading: str  # what the last action read (a thermometer's value): shown to the program as what it read
+
+
 @dataclass
 class Observation:
     text: str
     valid_actions: list[str] = field(default_factory=list)
-    info: dict[str, Any] = field(default_factory=dict)
+    info: ObservationInfo = field(default_factory=ObservationInfo)
 
 
 @dataclass
@@ -96,6 +112,38 @@ class Benchmark(Protocol):
     def tasks(self, split: str, n: int | None = None) -> list[Task]: ...
 
     def metric(self, task: Task, output: Any, episode: Episode | None = None) -> MetricResult: ...
+
+
+@dataclass(frozen=True)
+class BenchmarkHints:
+    """The optional attributes a benchmark may declare, each with the default that means "no hint".
+
+    Read them with ``BenchmarkHints.of(benchmark)``, not with ``getattr`` at the read site. A benchmark declares a hint
+    as a class attribute, an instance attribute or a property of the same name."""
+
+    max_actions: int | None = None  # how many valid actions a program shows (None: the program's own bound)
+    actions_ranked: bool = False  # the environment already orders its actions by relevance: keep that order
+    math_problems: bool = False  # what is read poses math problems (programs get a solver and a calculator)
+    irreversible: tuple[str, ...] = ()  # regexes of action families a program confirms before playing
+    low_priority: tuple[str, ...] = ()  # action prefixes that never move a game forward: listed last
+    human_policy: Path | None = None  # a hand-written policy file (the ``human`` baseline, ``eval --policy human``)
+    default_step_cap: int | None = None  # the step cap of a run that names none (interactive benchmarks)
+    optimize_defaults: Mapping[str, Any] | None = None  # optimize settings that refine the benchmark kind's defaults
+    default_agent: str | None = None  # the model that plays the agent unless the settings or --lm name one
+
+    @classmethod
+    def of(cls, benchmark: object) -> "BenchmarkHints":
+        """The hints ``benchmark`` declares (None, or an object that declares none, gets every default)."""
+        return cls(**{f.name: getattr(benchmark, f.name, f.default) for f in fields(cls)})
+
+    def step_cap(self, requested: int | None) -> int | None:
+        """The step cap of a run: ``requested`` where given (not 0), else the benchmark's default (None: no cap)."""
+        return requested or self.default_step_cap
+
+
+def step_cap_for(benchmark: object, requested: int | None) -> int | None:
+    """``BenchmarkHints.of(benchmark).step_cap(requested)``: the one step-cap fallback of every command."""
+    return BenchmarkHints.of(benchmark).step_cap(requested)
 
 
 @runtime_checkable
