@@ -131,3 +131,24 @@ def test_compare_harness_row(settings, shout, monkeypatch, tmp_path):
     record = SeedRecord.load(tmp_path / "cmp/bootstrap_fewshot/seed0")
     assert record.ok and record.iterations == 1 and 0 < record.rollouts <= 30
     assert record.policy["shout.say"].startswith("- Example:\n  Input: word number ")
+
+
+def test_the_same_iteration_again_gives_the_same_proposal_from_disk(settings, toy, monkeypatch, tmp_path):
+    from nlgrad.lm.client import LM
+    from nlgrad.methods.base import Workspace
+    from nlgrad.methods.baselines.bootstrap_fewshot import BootstrapFewShot
+    from nlgrad.policy import PolicyMemory
+
+    calls = install_fake_lm(monkeypatch, agent(lambda k: True))
+    store = PolicyStore(tmp_path / "pol")
+    store.commit(PolicyMemory(program="shout", benchmark="shout"), method="init")
+    config = OptimizeConfig(benchmark="shout", batch=3, val=4, test_n=0)
+    ws = Workspace(config=config, benchmark=ShoutBenchmark(), program=ShoutProgram(),
+                   lm=LM(settings, sleep=lambda s: None), store=store, work_dir=tmp_path / "pol" / "run")
+    method = BootstrapFewShot(max_rollouts=30, max_bootstrapped_demos=2)
+    first = method.propose(ws, store.load(), 1)
+    n_calls, n_rollouts = len(calls), count_rollouts(tmp_path / "pol/run")
+    again = method.propose(ws, store.load(), 1)  # e.g. after a crash: rollouts are read back, nothing is re-asked
+    assert [op.model_dump() for op in again.ops] == [op.model_dump() for op in first.ops]
+    assert again.candidate.render("shout.say") == first.candidate.render("shout.say")
+    assert len(calls) == n_calls and count_rollouts(tmp_path / "pol/run") == n_rollouts
