@@ -51,8 +51,8 @@ def _settings(config: Optional[Path], lm: Optional[str], critic_lm: Optional[str
 
 
 def _benchmark_agent(settings, benchmark_id: str, lm: Optional[str]):
-    """``--lm``, else the benchmark's own default agent (see :func:`nlgrad.config.with_benchmark_agent`)."""
-    from nlgrad.config import with_benchmark_agent
+    """``--lm``, else the benchmark's own default agent (see :func:`nlgrad.installed_models.with_benchmark_agent`)."""
+    from nlgrad.installed_models import with_benchmark_agent
     from nlgrad.runtime.registry import load_benchmark
 
     from nlgrad.errors import NlgradError
@@ -71,8 +71,8 @@ def _learning_settings(config: Optional[Path], lm: Optional[str], critic_lm: Opt
                        cache_dir: Optional[Path], runs_dir: Optional[Path]):
     """:func:`_settings` for the commands that learn a policy (optimize, compare): ``--critic-lm`` also sets the
     optimizer role, and local models that are not available are swapped per
-    :func:`~nlgrad.config.with_available_local_models`, each swap printed as a warning."""
-    from nlgrad.config import learning_settings
+    :func:`~nlgrad.installed_models.with_available_local_models`, each swap printed as a warning."""
+    from nlgrad.installed_models import learning_settings
 
     settings, warnings = learning_settings(_settings(config, lm, None, no_cache, cache_dir, runs_dir), critic_lm)
     for warning in warnings:

@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 
 import nlgrad  # noqa: F401
-from nlgrad.config import learning_settings, load_settings
+from nlgrad.config import load_settings
 from nlgrad.evaluate import EvalRequest, run_eval
+from nlgrad.installed_models import learning_settings
 from nlgrad.optimize import resolve_config, run_optimize
 from nlgrad.stats import paired_difference
 

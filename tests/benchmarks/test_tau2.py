@@ -347,7 +347,8 @@ def test_idle_floor_scores_exactly_the_no_change_tasks(tmp_path, airline, script
 @pytest.mark.local_model
 def test_one_task_runs_with_the_local_model(tmp_path):
     require_local_server()
-    from nlgrad.config import load_settings, with_available_local_models
+    from nlgrad.config import load_settings
+    from nlgrad.installed_models import with_available_local_models
 
     bench = load_benchmark("tau2/retail")
     program = load_program(bench.default_program, benchmark=bench)

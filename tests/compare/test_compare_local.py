@@ -7,7 +7,8 @@ executor, TextWorldExpress and llama.cpp server. Kept to a few LM calls so it fi
 import pytest
 
 from nlgrad.compare.harness import CompareConfig, Harness
-from nlgrad.config import load_settings, with_available_local_models
+from nlgrad.config import load_settings
+from nlgrad.installed_models import with_available_local_models
 
 pytestmark = pytest.mark.local_model
 

@@ -58,7 +58,7 @@ def test_lm_option_is_validated():
 
 
 def test_learning_settings_gives_critic_lm_both_learning_roles():
-    from nlgrad.config import learning_settings
+    from nlgrad.installed_models import learning_settings
 
     base = load_settings(None)
     settings, _ = learning_settings(base, "openai/gpt-4o-mini")
@@ -71,7 +71,8 @@ def test_learning_settings_gives_critic_lm_both_learning_roles():
 def test_a_benchmark_names_its_default_agent_unless_lm_or_settings_chose_one(monkeypatch):
     from types import SimpleNamespace
 
-    from nlgrad.config import DEFAULT_AGENT_MODEL, Settings, with_benchmark_agent
+    from nlgrad.config import DEFAULT_AGENT_MODEL, Settings
+    from nlgrad.installed_models import with_benchmark_agent
     from nlgrad.lm import local_models
 
     bench = SimpleNamespace(id="ifeval", default_agent="local/qwen2.5-coder-1.5b")
