@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 from fake_lm import UpperCaseBenchmark, install_fake_lm, serve_toy
 
+from nlgrad.credit.team import TeamCredit, agent_routes, match_credits, message_view, team_structure
 from nlgrad.methods.base import OptimizeConfig
-from nlgrad.methods.langmarl import (LangMARL, TeamCredit, agent_routes, match_credits, message_view,
-                                     team_structure)
+from nlgrad.methods.langmarl import LangMARL
 from nlgrad.optimize import run_optimize
 from nlgrad.policy import PolicyStore
 from nlgrad.runtime.executor import TaskResult

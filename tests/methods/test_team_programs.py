@@ -8,7 +8,7 @@ import shutil
 import pytest
 from fake_lm import install_fake_lm
 
-from nlgrad.methods.langmarl import agent_routes, team_structure
+from nlgrad.credit.team import agent_routes, team_structure
 from nlgrad.programs.team_hotpot import ANSWERER, RESEARCHER, TeamHotpotProgram, parse_research
 from nlgrad.programs.team_twx import ACTOR, PLANNER, TeamTWXProgram, parse_plan
 from nlgrad.runtime.executor import Executor
