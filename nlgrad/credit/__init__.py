@@ -6,6 +6,8 @@ from optimizers.
 
 from nlgrad.credit.backward import BackwardPass, NodeFeedbackRecord
 from nlgrad.credit.critic import Critic
+from nlgrad.credit.propagator import CriticBackward, Propagator, PropagatorFactory
 from nlgrad.credit.schemas import Diagnosis, LocalizedSteps, NodeFeedback
 
-__all__ = ["BackwardPass", "Critic", "Diagnosis", "LocalizedSteps", "NodeFeedback", "NodeFeedbackRecord"]
+__all__ = ["BackwardPass", "Critic", "CriticBackward", "Diagnosis", "LocalizedSteps", "NodeFeedback",
+           "NodeFeedbackRecord", "Propagator", "PropagatorFactory"]

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nlgrad.credit import BackwardPass, Critic
 from nlgrad.credit.backward import NodeFeedbackRecord
+from nlgrad.credit.propagator import CriticBackward, Propagator, PropagatorFactory
 from nlgrad.lm.fanout import fan_out
 from nlgrad.methods.abstraction import CorrectionAbstractor
 from nlgrad.methods.aggregate import aggregate, attribute_support
@@ -42,7 +42,8 @@ class NLPG:
     def __init__(self, *, loop_threshold: int = 4, localized_steps: int = 3, max_items: int = 12,
                  max_corrections: int = 4, proposals_per_route: int = 1, similarity: str = "auto",
                  dedupe_threshold: float | None = None, support_from_feedback: bool = True,
-                 abstract: bool = False, tag_groups: bool = False, critic: bool = True):
+                 abstract: bool = False, tag_groups: bool = False, critic: bool = True,
+                 propagator: PropagatorFactory | None = None):
         """``similarity`` decides which corrections are near-duplicates when support is counted: ``"minilm"``
         (embedding cosine, so paraphrases of one correction merge), ``"lexical"`` (word overlap), or ``"auto"``
         (MiniLM when the ``embed`` extra is installed). ``dedupe_threshold`` overrides the backend's default.
@@ -52,7 +53,9 @@ class NLPG:
         corrections (one more optimizer call per route with >= 2 distinct corrections). ``tag_groups`` adds one
         lesson per recurring failure tag of the metric (:mod:`~nlgrad.methods.tag_lessons`): support is the group's
         task count and the condition its discriminative input patterns. ``critic=False`` skips the critic and the
-        backward pass (then only tag-group lessons are proposed)."""
+        backward pass (then only tag-group lessons are proposed). ``propagator`` (a Python argument, not a command-line
+        option) builds the propagator of each critique from the LM (:mod:`nlgrad.credit.propagator`); the default is
+        :meth:`default_propagator`, the critic and the backward pass."""
         self.similarity, self.dedupe_threshold = similarity, dedupe_threshold
         self.support_from_feedback = support_from_feedback
         self.loop_threshold, self.localized_steps = loop_threshold, localized_steps
@@ -60,6 +63,12 @@ class NLPG:
         self.proposals_per_route = proposals_per_route
         self.abstract = abstract
         self.tag_groups, self.use_critic = tag_groups, critic
+        self.propagator: PropagatorFactory = propagator or self.default_propagator
+
+    def default_propagator(self, lm) -> Propagator:
+        """The critic's diagnosis, then the backward pass (with this method's ``loop_threshold`` and
+        ``localized_steps``)."""
+        return CriticBackward(lm, loop_threshold=self.loop_threshold, localized_steps=self.localized_steps)
 
     def select_for_diagnosis(self, results: list[TaskResult], max_diagnose: int, contrast: int) -> list[TaskResult]:
         failures = sorted((r for r in results if r.score < 1.0 or not r.success), key=lambda r: (r.score, r.task_id))
@@ -68,26 +77,23 @@ class NLPG:
 
     def critique(self, lm, results: list[TaskResult], traces: dict, *, max_diagnose: int,
                  contrast: int) -> tuple[dict[str, Any], list[NodeFeedbackRecord], list[dict[str, str]]]:
-        """Steps 2-3: the critic diagnoses the selected traces and the backward pass gives their module calls
-        feedback. Traces are independent, so their critic calls run side by side (``lm.parallelism("critic")``);
-        within one trace the backward pass keeps its order. Returns (diagnoses by task id, records, skipped)."""
-        critic = Critic(lm)
-        backward = BackwardPass(critic, loop_threshold=self.loop_threshold, max_localized_steps=self.localized_steps)
+        """Steps 2-3: the propagator (by default the critic's diagnosis, then the backward pass) gives the selected
+        traces' module calls feedback. Traces are independent, so they are propagated side by side
+        (``lm.parallelism("critic")``). Returns (diagnoses by task id, records, skipped)."""
+        propagator = self.propagator(lm)
         selected = [r for r in self.select_for_diagnosis(results, max_diagnose, contrast)
                     if traces.get(r.task_id) is not None and not r.error]
 
         def diagnose_and_propagate(result: TaskResult):
-            trace = traces[result.task_id]
-            diagnosis = critic.diagnose(trace, result.score, result.success, result.feedback)
-            return diagnosis, backward.run(trace, score=result.score, success=result.success,
-                                           feedback=result.feedback, diagnosis=diagnosis)
+            return propagator.propagate(traces[result.task_id], score=result.score, success=result.success,
+                                        feedback=result.feedback)
 
         diagnoses, records = {}, []
         for result, (diagnosis, trace_records) in zip(
                 selected, fan_out(diagnose_and_propagate, selected, lm.parallelism("critic"))):
             diagnoses[result.task_id] = diagnosis.model_dump() if diagnosis else None
             records += trace_records
-        return diagnoses, records, critic.skipped
+        return diagnoses, records, propagator.skipped
 
     def propose_corrections(self, lm, records: list[NodeFeedbackRecord], memory: PolicyMemory,
                             instructions: dict[str, str], rejected: dict[str, list[str]],
