@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fixtures.fake_backend import FakeBackend
 
 from nlgrad.config import RoleConfig, Settings
 from nlgrad.errors import LMCallError, LocalModelError
@@ -20,30 +21,6 @@ from nlgrad.lm import local_server, server_backends
 from nlgrad.lm.client import LM
 from nlgrad.lm.local_server import LocalServers
 from nlgrad.lm.server_backends import LaunchSpec, LlamaServer, PythonServer, select_backend
-
-FAKE = Path(__file__).resolve().parents[1] / "fixtures" / "fake_model_server.py"
-
-
-class FakeBackend:
-    """Runs the stand-in server; ``delay`` slows each reply, ``concurrency_log`` records requests in flight."""
-
-    name = "llama-server"
-    health_path = "/health"
-
-    def __init__(self, delay: float = 0.0, concurrency_log: Path | None = None):
-        self.delay, self.concurrency_log = delay, concurrency_log
-        self.ports: list[int] = []
-
-    def slots(self, requested: int) -> int:
-        return requested
-
-    def command(self, spec: LaunchSpec) -> list[str]:
-        self.ports.append(spec.port)
-        cmd = [sys.executable, str(FAKE), "--port", str(spec.port), "--delay", str(self.delay)]
-        return cmd + (["--log-concurrency", str(self.concurrency_log)] if self.concurrency_log else [])
-
-    def env(self) -> dict[str, str]:
-        return {}
 
 
 @pytest.fixture
