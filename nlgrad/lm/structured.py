@@ -63,7 +63,20 @@ def extract_json(text: str) -> str:
         return text.strip()
     opener = text[start]
     closer = "}" if opener == "{" else "]"
-    depth, in_str, escaped = 0, False, False
+    depth = 0
+    for i, ch in _outside_strings(text, start):
+        if ch == opener:
+            depth += 1
+        elif ch == closer:
+            depth -= 1
+            if depth == 0:
+                return text[start:i + 1]
+    return text[start:].strip()
+
+
+def _outside_strings(text: str, start: int = 0):
+    """``(index, char)`` for each character of ``text`` from ``start`` that is not inside a JSON string."""
+    in_str = escaped = False
     for i in range(start, len(text)):
         ch = text[i]
         if in_str:
@@ -75,30 +88,15 @@ def extract_json(text: str) -> str:
                 in_str = False
         elif ch == '"':
             in_str = True
-        elif ch == opener:
-            depth += 1
-        elif ch == closer:
-            depth -= 1
-            if depth == 0:
-                return text[start:i + 1]
-    return text[start:].strip()
+        else:
+            yield i, ch
 
 
 def nesting_depth(text: str) -> int:
     """The deepest ``{``/``[`` nesting in ``text`` outside JSON strings (a linear scan, no recursion)."""
     depth = deepest = 0
-    in_str = escaped = False
-    for ch in text:
-        if in_str:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "{[":
+    for _, ch in _outside_strings(text):
+        if ch in "{[":
             depth += 1
             deepest = max(deepest, depth)
         elif ch in "}]":
