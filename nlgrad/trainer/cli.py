@@ -37,7 +37,8 @@ def register(app: typer.Typer) -> None:
     @app.command("train")
     @handles_errors
     def train_cmd(
-        method: str = typer.Option("grpo", "--method", help="grpo, gigpo, progpo, cigpo, hidifftir or milegpo."),
+        method: str = typer.Option("grpo", "--method", help="grpo, gigpo, progpo, cigpo, hidifftir, milegpo, "
+                                    "tigpo, actguide, tapo, stapo or iapo."),
         benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin or hotpotqa."),
         model: str = typer.Option(..., "--model", help="HF model directory or .gguf file on disk ('tiny': tests)."),
         lora: bool = typer.Option(True, "--lora/--full", help="Train LoRA adapters (default) or all weights."),
@@ -63,6 +64,17 @@ def register(app: typer.Typer) -> None:
                                                    "(1 + w * the route's failure rate in the batch)."),
         milestone_coef: float = typer.Option(1.0, "--milestone-coef", help="MileGPO: weight of the milestone/trap "
                                              "shaping return."),
+        revisit_share: float = typer.Option(0.25, "--revisit-share", help="TIGPO: share of a step's task slots "
+                                            "that revisit earlier tasks."),
+        guide_hint: str = typer.Option("", "--guide-hint", help="ActGuide-RL: plan hint of the re-rolls of "
+                                       "all-zero groups (default: the task's plan, else a generic plan)."),
+        tapo_coef: float = typer.Option(0.1, "--tapo-coef", help="TAPO: weight of the next-observation loss."),
+        tapo_max_tokens: int = typer.Option(64, "--tapo-max-tokens", help="TAPO: observation tokens predicted."),
+        stapo_z: float = typer.Option(1.0, "--stapo-z", help="STAPO: entropy |z| in the anchor group above which "
+                                      "a turn is an outlier."),
+        stapo_scale: float = typer.Option(0.5, "--stapo-scale", help="STAPO: factor on an outlier's advantage."),
+        iapo_coef: float = typer.Option(1.0, "--iapo-coef", help="IAPO: weight of supported/failed uses in a "
+                                        "turn's routing weight."),
         normalize: Optional[str] = typer.Option(None, "--normalize", help="std or mean (default: the method's)."),
         lora_rank: int = typer.Option(16, "--lora-rank", help="LoRA rank."),
         dtype: str = typer.Option("auto", "--dtype", help="auto, float32, bfloat16 or float16."),
@@ -80,8 +92,8 @@ def register(app: typer.Typer) -> None:
         eval_step_cap: Optional[int] = typer.Option(None, "--eval-step-cap", help="Step cap of the evaluation."),
         program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
     ):
-        """Train a local model's weights with GRPO/GiGPO/ProGPO/CIGPO/HiDiffTIR/MileGPO on nlgrad's benchmarks
-        (resumable)."""
+        """Train a local model's weights with GRPO/GiGPO/ProGPO/CIGPO/HiDiffTIR/MileGPO/TIGPO/ActGuide-RL/TAPO/
+        STAPO/IAPO on nlgrad's benchmarks (resumable)."""
         try:
             import torch  # noqa: F401
             import transformers  # noqa: F401
@@ -99,7 +111,9 @@ def register(app: typer.Typer) -> None:
                             workers=workers, lr=lr, ppo_epochs=ppo_epochs, minibatch=minibatch, clip_eps=clip_eps,
                             kl_coef=kl_coef, normalize=normalize, omega=omega, gamma=gamma, progpo_step=progpo_step,
                             difficulty_weight=difficulty_weight, route_failure_weight=route_failure_weight,
-                            milestone_coef=milestone_coef, save_every=save_every,
+                            milestone_coef=milestone_coef, revisit_share=revisit_share, guide_hint=guide_hint,
+                            tapo_coef=tapo_coef, tapo_max_tokens=tapo_max_tokens, stapo_z=stapo_z,
+                            stapo_scale=stapo_scale, iapo_coef=iapo_coef, save_every=save_every,
                             eval_n=eval_n, test_n=test_n, val_n=val_n, val_every=val_every,
                             eval_step_cap=eval_step_cap)
         if external is not None and test_n < 1:

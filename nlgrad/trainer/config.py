@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-METHODS = ("grpo", "gigpo", "progpo", "cigpo", "hidifftir", "milegpo")
+METHODS = ("grpo", "gigpo", "progpo", "cigpo", "hidifftir", "milegpo", "tigpo", "actguide", "tapo", "stapo", "iapo")
 
 # Fields that may change between a run and its resume without changing what was learned so far.
 RESUMABLE_FIELDS = {"steps", "eval_n", "test_n", "device", "save_every", "keep_checkpoints", "workers",
@@ -18,7 +18,8 @@ RESUMABLE_FIELDS = {"steps", "eval_n", "test_n", "device", "save_every", "keep_c
 class TrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    method: Literal["grpo", "gigpo", "progpo", "cigpo", "hidifftir", "milegpo"] = "grpo"
+    method: Literal["grpo", "gigpo", "progpo", "cigpo", "hidifftir", "milegpo", "tigpo", "actguide", "tapo", "stapo",
+                    "iapo"] = "grpo"
     benchmark: str
     program: str | None = None
     model: str = Field(description="HF model directory, a .gguf file, or 'tiny' (random-init test model)")
@@ -58,6 +59,17 @@ class TrainConfig(BaseModel):
     difficulty_weight: float = Field(default=1.0, ge=0.0, description="HiDiffTIR: weight of group difficulty")
     route_failure_weight: float = Field(default=1.0, ge=0.0, description="HiDiffTIR: weight of route failure rate")
     milestone_coef: float = Field(default=1.0, ge=0.0, description="MileGPO: weight of milestone/trap shaping")
+    revisit_share: float = Field(default=0.25, ge=0.0, le=1.0, description="TIGPO: share of a step's task slots "
+                                 "that revisit tasks trained on before")
+    guide_hint: str = Field(default="", description="ActGuide-RL: the plan hint of re-rolls ('' : the default "
+                            "plan, or the task's own plan when its gold has one)")
+    tapo_coef: float = Field(default=0.1, ge=0.0, description="TAPO: weight of the next-observation loss")
+    tapo_max_tokens: int = Field(default=64, ge=1, description="TAPO: observation tokens predicted per turn")
+    stapo_z: float = Field(default=1.0, ge=0.0, description="STAPO: |z| of a turn's entropy in its anchor group "
+                           "above which the turn is an outlier")
+    stapo_scale: float = Field(default=0.5, ge=0.0, description="STAPO: factor on an outlier turn's advantage")
+    iapo_coef: float = Field(default=1.0, ge=0.0, description="IAPO: weight of a turn's supported/failed uses in "
+                             "its routing weight")
     ig_weight_start: float = Field(default=1.0, ge=0.0)
     ig_weight_end: float = Field(default=0.1, ge=0.0)
     ig_schedule: Literal["linear", "cosine", "constant"] = "linear"
@@ -81,7 +93,7 @@ class TrainConfig(BaseModel):
     def effective_normalize(self) -> str:
         if self.normalize:
             return self.normalize
-        return "mean" if self.method == "gigpo" else "std"
+        return "mean" if self.method in ("gigpo", "tigpo") else "std"
 
     def fingerprint(self) -> str:
         """What must match for a resume (see RESUMABLE_FIELDS for what may change)."""

@@ -18,6 +18,9 @@ from nlgrad.runtime.protocols import Task
 from nlgrad.trainer import advantages as adv
 from nlgrad.trainer.advantages_difficulty import hidifftir_advantages, route_failure_rates
 from nlgrad.trainer.advantages_milestones import milegpo_advantages
+from nlgrad.trainer.advantages_entropy import stapo_advantages
+from nlgrad.trainer.advantages_routing import iapo_advantages
+from nlgrad.trainer.advantages_tigpo import TaskAnchorStats, tigpo_advantages
 from nlgrad.trainer.batch import completion_logprobs, pad_batch
 from nlgrad.trainer.config import TrainConfig
 from nlgrad.trainer.policy_model import Policy
@@ -121,9 +124,21 @@ def progpo_group(group: list[EpisodeRollout], config: TrainConfig, norm: str) ->
     return adv.broadcast(episode_adv, [len(ep.turns) for ep in group]), signal
 
 
+def tigpo_group(group: list[EpisodeRollout], config: TrainConfig, norm: str,
+                stats: TaskAnchorStats) -> list[list[float]]:
+    """TIGPO advantages of a group: GiGPO's step returns compared with the task's anchor statistics across steps."""
+    step_returns = [adv.env_step_returns(turn_steps(ep), gigpo_step_rewards(ep, novelty=False), config.gamma)
+                    for ep in group]
+    return tigpo_advantages(group[0].task.id, stats, [ep.score for ep in group],
+                            [[t.anchor for t in ep.turns] for ep in group], step_returns, omega=config.omega,
+                            normalize=norm)
+
+
 def assign_advantages(groups: list[list[EpisodeRollout]], config: TrainConfig, step: int,
-                      scorer: InfoGainScorer | None = None) -> dict[str, Any]:
-    """Set ``turn.advantage`` on every turn of every episode; returns method statistics for the log."""
+                      scorer: InfoGainScorer | None = None,
+                      task_stats: TaskAnchorStats | None = None) -> dict[str, Any]:
+    """Set ``turn.advantage`` on every turn of every episode; returns method statistics for the log.
+    ``task_stats``: TIGPO's per-task anchor statistics (updated in place; a fresh one when None)."""
     norm = config.effective_normalize()
     stats: dict[str, Any] = {}
     progress_groups = 0  # groups whose signal was ProGPO's coverage or novelty
@@ -132,7 +147,7 @@ def assign_advantages(groups: list[list[EpisodeRollout]], config: TrainConfig, s
     for group in groups:
         lengths = [len(ep.turns) for ep in group]
         returns = [ep.score for ep in group]
-        if config.method == "grpo":
+        if config.method in ("grpo", "actguide", "tapo"):  # ActGuide-RL and TAPO change rollouts / the loss
             per_turn = adv.broadcast(adv.grpo_advantages(returns, norm), lengths)
         elif config.method == "gigpo":
             per_turn, novelty = gigpo_group(group, config, norm)
@@ -148,6 +163,20 @@ def assign_advantages(groups: list[list[EpisodeRollout]], config: TrainConfig, s
             per_turn = milegpo_advantages(returns, [ep.success for ep in group], [ep.observations for ep in group],
                                           [turn_steps(ep) for ep in group], coef=config.milestone_coef,
                                           gamma=config.gamma, normalize=norm)
+        elif config.method == "tigpo":
+            if task_stats is None:
+                task_stats = TaskAnchorStats()
+            per_turn = tigpo_group(group, config, norm, task_stats)
+        elif config.method == "stapo":
+            per_turn, outliers = stapo_advantages(returns, [[t.anchor for t in ep.turns] for ep in group],
+                                                  [[t.entropy for t in ep.turns] for ep in group],
+                                                  z_threshold=config.stapo_z, scale=config.stapo_scale,
+                                                  normalize=norm)
+            stats["entropy_outliers"] = stats.get("entropy_outliers", 0) + outliers
+        elif config.method == "iapo":
+            per_turn = iapo_advantages(returns, [[t.uses_supported for t in ep.turns] for ep in group],
+                                       [[t.uses_failed for t in ep.turns] for ep in group], coef=config.iapo_coef,
+                                       normalize=norm)
         elif config.method == "cigpo":
             if scorer is None:
                 raise ValueError("CIGPO needs an information-gain scorer")

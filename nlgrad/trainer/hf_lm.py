@@ -5,6 +5,9 @@ from :class:`nlgrad.lm.client.LM` — ``complete(role, messages, **kw) -> Comple
 ``ledger`` — so the *same* program (same templates, parsers, action matching) runs with the trained weights:
 - ``mode="sample"`` (training rollouts): softmax sampling at the training temperature; every call is recorded as a
   :class:`SampledTurn` (prompt and completion token ids) for the policy-gradient update;
+- ``with lm.guided(hint):`` (ActGuide-RL) samples this thread's calls from the prompt with ``hint`` appended to its
+  last message (:func:`with_hint`) but records the *unguided* prompt's token ids, so those turns are trained with
+  log-probs under the prompt the policy sees without help;
 - ``mode="greedy"`` (evaluation): temperature 0 unless the module asks for another, like ``nlgrad eval``'s default
   agent role (temperature 0.0), so scores are comparable with the served-model path.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +33,17 @@ class SampledTurn:
     prompt_ids: list[int]
     completion_ids: list[int]
     text: str
+    entropy: float | None = None  # mean sampling entropy of the completion's tokens
+    guided: bool = False  # sampled under a plan hint; prompt_ids are the *unguided* prompt's
+
+
+def with_hint(messages: list[dict[str, str]], hint: str) -> list[dict[str, str]]:
+    """``messages`` with ``hint`` appended to the last message's content (a blank line between)."""
+    if not messages:
+        return [{"role": "user", "content": hint}]
+    last = dict(messages[-1])
+    last["content"] = f"{last.get('content', '')}\n\n{hint}"
+    return [*messages[:-1], last]
 
 
 class PolicyLM:
@@ -41,6 +56,17 @@ class PolicyLM:
         self.ledger = Ledger()
         self._turns: dict[int, list[SampledTurn]] = {}  # by thread: one episode runs in one thread
         self._lock = threading.Lock()
+        self._local = threading.local()
+
+    @contextmanager
+    def guided(self, hint: str):
+        """Sample this thread's calls under ``hint`` (see the module docstring); restores the previous hint."""
+        previous = getattr(self._local, "hint", None)
+        self._local.hint = hint
+        try:
+            yield self
+        finally:
+            self._local.hint = previous
 
     def model_for(self, role: str) -> str:  # noqa: ARG002 - one model plays the agent role
         return self.name
@@ -63,10 +89,13 @@ class PolicyLM:
         start = time.monotonic()
         with self._lock:
             prompt_ids = self.policy.encode_chat(messages)
-            completion_ids, text = self.policy.sample(prompt_ids, max_new_tokens=limit, temperature=temp, stop=stop)
+            hint = getattr(self._local, "hint", None) if self.mode == "sample" else None
+            sample_ids = self.policy.encode_chat(with_hint(messages, hint)) if hint else prompt_ids
+            completion_ids, text = self.policy.sample(sample_ids, max_new_tokens=limit, temperature=temp, stop=stop)
             if self.mode == "sample":
                 self._turns.setdefault(threading.get_ident(), []).append(
-                    SampledTurn(list(messages), prompt_ids, completion_ids, text))
+                    SampledTurn(list(messages), prompt_ids, completion_ids, text,
+                                entropy=getattr(self.policy, "last_entropy", None), guided=bool(hint)))
         latency = time.monotonic() - start
         self.ledger.record(role, cached=False, prompt_tokens=len(prompt_ids), completion_tokens=len(completion_ids),
                            wall_s=latency)

@@ -29,6 +29,9 @@ from nlgrad.methods.strategies.sampler import SeededMinibatchSampler
 from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.trainer import checkpoint as ckpt
+from nlgrad.trainer.actguide import guide_zero_groups
+from nlgrad.trainer.advantages_tigpo import TaskAnchorStats, revisit_slots, revisit_tasks
+from nlgrad.trainer.aux_next_observation import auxiliary_pass, next_observation_pairs
 from nlgrad.trainer.batch import completion_logprobs, pad_batch
 from nlgrad.trainer.config import TrainConfig
 from nlgrad.trainer.credit import InfoGainScorer, assign_advantages, question_and_gold
@@ -106,6 +109,8 @@ class Trainer:
         self.scorer = InfoGainScorer(self.policy) if config.method == "cigpo" else None
         self.ckpt_dir = self.out_dir / "checkpoints"
         self.curves_path = self.out_dir / "curves.jsonl"
+        self.task_stats = TaskAnchorStats()  # TIGPO: per-task anchor statistics across steps (checkpointed)
+        self.tasks_by_id = {t.id: t for t in self.train_tasks}
 
     # ---- resume ---------------------------------------------------------------------------------------------
     def _resume(self) -> int:
@@ -123,6 +128,7 @@ class Trainer:
         if latest is None:
             return 0
         state = ckpt.load_checkpoint(latest, self.policy.model, self.optimizer)
+        self.task_stats = TaskAnchorStats.from_dict(state.get("task_stats"))
         self._truncate_curves(state["step"])
         self.console.print(f"[trainer] resumed from {latest.name} (step {state['step']})")
         return int(state["step"])
@@ -161,19 +167,36 @@ class Trainer:
                                             device=self.policy.device)})
         return out
 
+    def step_tasks(self, step: int) -> tuple[list, int]:
+        """The step's tasks (the seeded sampler's draw; TIGPO replaces its last slots with revisits of earlier
+        tasks) and the number of revisits."""
+        cfg = self.config
+        tasks = self.sampler.sample(self.train_tasks, cfg.tasks_per_step, step)
+        if cfg.method != "tigpo":
+            return tasks, 0
+        slots = revisit_slots(cfg.revisit_share, len(tasks))
+        revisits = revisit_tasks(self.task_stats, [t.id for t in tasks], slots, seed=cfg.seed, step=step)
+        return tasks[:len(tasks) - len(revisits)] + [self.tasks_by_id[i] for i in revisits], len(revisits)
+
     def train_step(self, step: int) -> dict[str, Any]:
         cfg = self.config
         t0 = time.monotonic()
-        tasks = self.sampler.sample(self.train_tasks, cfg.tasks_per_step, step)
+        tasks, revisits = self.step_tasks(step)
         self.policy.model.eval()
         groups = collect_groups(self.executor, self.lm, tasks, cfg.group_size, workers=cfg.workers,
                                 state_log=self.state_log)
+        method_stats: dict[str, Any] = {"revisited_tasks": revisits} if cfg.method == "tigpo" else {}
+        if cfg.method == "actguide":
+            method_stats.update(guide_zero_groups(self.executor, self.lm, groups, hint=cfg.guide_hint,
+                                                  state_log=self.state_log))
         t_rollout = time.monotonic() - t0
-        method_stats = assign_advantages(groups, cfg, step, self.scorer)
+        method_stats.update(assign_advantages(groups, cfg, step, self.scorer, task_stats=self.task_stats))
         episodes = [ep for group in groups for ep in group]
         turns = [t for ep in episodes for t in ep.turns if t.completion_ids]
         train_turns = [t for t in turns if abs(t.advantage) > 1e-8] if cfg.skip_zero_advantage else turns
-        losses, kls, clips, grad_norms, trained_tokens = [], [], [], [], 0
+        losses, kls, clips, grad_norms, trained_tokens, aux_losses = [], [], [], [], 0, []
+        aux_pairs = (next_observation_pairs(turns, self.policy.encode_text, cfg.tapo_max_tokens)
+                     if cfg.method == "tapo" else [])
         if train_turns:
             batches = self._make_batches(train_turns)
             self._old_and_ref_logprobs(batches)
@@ -195,6 +218,17 @@ class Trainer:
                     kls.append(stats.kl)
                     clips.append(stats.clip_fraction)
                     trained_tokens += b["batch"].tokens
+                if aux_pairs:  # TAPO: the next-observation pass alternates with each policy pass
+                    aux_losses += auxiliary_pass(self.policy.model, self.optimizer, self.params, aux_pairs,
+                                                 pad_id=self.policy.tokenizer.pad_token_id, device=self.policy.device,
+                                                 minibatch=cfg.minibatch, coef=cfg.tapo_coef,
+                                                 max_grad_norm=cfg.max_grad_norm)
+            self.policy.model.eval()
+        elif aux_pairs:  # TAPO without a policy update this step: the next-observation pass still runs
+            self.policy.model.train()
+            aux_losses += auxiliary_pass(self.policy.model, self.optimizer, self.params, aux_pairs,
+                                         pad_id=self.policy.tokenizer.pad_token_id, device=self.policy.device,
+                                         minibatch=cfg.minibatch, coef=cfg.tapo_coef, max_grad_norm=cfg.max_grad_norm)
             self.policy.model.eval()
         wall = time.monotonic() - t0
         sampled = sum(len(t.completion_ids) for t in turns)
@@ -215,6 +249,8 @@ class Trainer:
             "peak_memory_mb": round(_peak_memory_mb(self.policy.device), 1),
             **method_stats,
         }
+        if cfg.method == "tapo":
+            record.update(next_obs_loss=_mean(aux_losses), next_obs_pairs=len(aux_pairs))
         errors = [ep.error for ep in episodes if ep.error]
         if errors and len(errors) == len(episodes):
             raise RuntimeError(f"every rollout of step {step + 1} failed; first error: {errors[0]}")
@@ -243,7 +279,8 @@ class Trainer:
                                    f"turns {record['trained_turns']}/{record['turns']} {record['wall_s']:.1f}s")
                 if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps:
                     ckpt.save_checkpoint(self.ckpt_dir, step + 1, self.policy.model, self.optimizer,
-                                         {"method": cfg.method, "fingerprint": cfg.fingerprint()},
+                                         {"method": cfg.method, "fingerprint": cfg.fingerprint(),
+                                          "task_stats": self.task_stats.to_dict()},
                                          keep=cfg.keep_checkpoints)
         finally:
             self.executor._close_envs()  # the executor pools one environment per thread; close them

@@ -221,6 +221,7 @@ class Policy:
     lora: bool
     ref_model: Any = None
     eos_ids: set[int] = field(default_factory=set)
+    last_entropy: float | None = None  # set by sample(): mean sampling entropy of the last completion
 
     def __post_init__(self) -> None:
         tok = self.tokenizer
@@ -260,7 +261,9 @@ class Policy:
         """Sample (temperature > 0, pure softmax sampling) or decode greedily (temperature 0) one completion.
 
         Stops at an end-of-turn token or once the text contains a stop string. Returns the sampled token ids
-        (what is trained) and the reply text cut before the first stop string (what the program sees).
+        (what is trained) and the reply text cut before the first stop string (what the program sees). When
+        sampling, ``self.last_entropy`` is set to the mean over the sampled tokens of the entropy of the
+        distribution each was drawn from (``-sum p log p`` at ``temperature``; STAPO), else to None.
         """
         model = self.model
         cache_arg = _cache_argument(model)
@@ -268,6 +271,7 @@ class Policy:
         out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
         new: list[int] = []
         text = ""
+        entropies: list[float] = []
         for _ in range(max_new_tokens):
             logits = out.logits[0, -1].float()
             if temperature <= 0:
@@ -275,6 +279,7 @@ class Policy:
             else:
                 probs = torch.softmax(logits / temperature, dim=-1)
                 token = int(torch.multinomial(probs, 1))
+                entropies.append(float(-(probs * torch.log_softmax(logits / temperature, dim=-1)).sum()))
             new.append(token)
             if token in self.eos_ids:
                 break
@@ -283,6 +288,7 @@ class Policy:
                 break
             out = model(input_ids=torch.tensor([[token]], device=self.device), use_cache=True,
                         **{cache_arg: getattr(out, cache_arg)})
+        self.last_entropy = sum(entropies) / len(entropies) if entropies else None
         text = self.tokenizer.decode(new, skip_special_tokens=True)
         for s in stop or []:
             if s in text:

@@ -22,6 +22,7 @@ from nlgrad.runtime.protocols import Observation, Task
 from nlgrad.runtime.trace import Trace
 from nlgrad.trainer.env_states import StateLog, state_key_of
 from nlgrad.trainer.hf_lm import PolicyLM, SampledTurn
+from nlgrad.trainer.trace_uses import CallUses, call_uses
 
 
 @dataclass
@@ -34,6 +35,11 @@ class Turn:
     evidence: str = ""  # what tools returned after this turn and before the next one
     env_step: int = 0  # environment steps played before this turn (its turn index without an environment)
     advantage: float = 0.0
+    entropy: float | None = None  # mean sampling entropy of its tokens (STAPO), recorded at rollout time
+    uses_supported: int = 0  # env steps / tool calls that used its output and succeeded (IAPO; trace_uses)
+    uses_failed: int = 0  # ... and that failed
+    next_observation: str | None = None  # observation of the first env step that used it (TAPO)
+    guided: bool = False  # sampled under a plan hint, trained under the unguided prompt (ActGuide-RL)
 
 
 @dataclass
@@ -47,6 +53,7 @@ class EpisodeRollout:
     error: str | None = None
     observations: list[str] = field(default_factory=list)  # state keys: reset, then after every step
     info_gains: list[float] = field(default_factory=list)
+    guided: bool = False  # an ActGuide-RL re-roll under a plan hint
 
     @property
     def horizon(self) -> int:
@@ -89,13 +96,14 @@ def episode_states(trace: Trace, states: list[str]) -> list[str]:
 
 
 def align_turns(sampled: list[SampledTurn], trace: Trace, states: list[str] | None = None) -> list[Turn]:
-    """Pair the sampled turns with the trace's module nodes (same order); attach route, environment step, anchor
-    and evidence. With an environment, a turn's anchor is its route plus the state it acted in (the state after the
+    """Pair the sampled turns with the trace's module nodes (same order); attach route, environment step, anchor,
+    evidence, sampling entropy, and the call's uses (``trace_uses``: supported / failed uses, next observation). With an environment, a turn's anchor is its route plus the state it acted in (the state after the
     latest environment node before it); without one, its route plus its rendered prompt."""
     calls = trace.module_calls()
     tools = trace.nodes(kind="tool")
     env_orders = [n["order"] for n in trace.nodes(kind="env")]
     states = episode_states(trace, states or [])
+    uses = call_uses(trace, states)
     turns = []
     for i, (sample, node) in enumerate(zip(sampled, calls)):
         upper = calls[i + 1]["order"] if i + 1 < len(calls) else float("inf")
@@ -107,8 +115,11 @@ def align_turns(sampled: list[SampledTurn], trace: Trace, states: list[str] | No
             env_step, anchor = seen - 1, _key(route, states[seen - 1])
         else:
             env_step, anchor = i, anchor_of(node)
+        used = uses.get(node["id"], CallUses())
         turns.append(Turn(prompt_ids=sample.prompt_ids, completion_ids=sample.completion_ids, text=sample.text,
-                          route=route, anchor=anchor, evidence="\n".join(revealed), env_step=env_step))
+                          route=route, anchor=anchor, evidence="\n".join(revealed), env_step=env_step,
+                          entropy=sample.entropy, uses_supported=used.supported, uses_failed=used.failed,
+                          next_observation=used.next_observation, guided=sample.guided))
     return turns
 
 

@@ -15,7 +15,8 @@ runner = CliRunner()
 def test_train_is_registered_and_documented():
     result = runner.invoke(app, ["train", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
-    for option in ("--method", "--benchmark", "--model", "--lora", "--device", "--group-size", "--external"):
+    for option in ("--method", "--benchmark", "--model", "--lora", "--device", "--group-size", "--external",
+                   "--revisit-share", "--guide-hint", "--tapo-coef", "--stapo-z", "--stapo-scale", "--iapo-coef"):
         assert option in result.output
 
 
