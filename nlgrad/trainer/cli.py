@@ -75,6 +75,10 @@ def register(app: typer.Typer) -> None:
         stapo_scale: float = typer.Option(0.5, "--stapo-scale", help="STAPO: factor on an outlier's advantage."),
         iapo_coef: float = typer.Option(1.0, "--iapo-coef", help="IAPO: weight of supported/failed uses in a "
                                         "turn's routing weight."),
+        rules: Optional[str] = typer.Option(None, "--rules", help="JERP weight half: policy directory (rule pool) "
+                                            "whose rules are retrieved into the prompts trained on."),
+        rules_k: int = typer.Option(4, "--rules-k", help="Rules retrieved per route and task."),
+        rules_embedder: str = typer.Option("lexical", "--rules-embedder", help="lexical, auto or minilm."),
         normalize: Optional[str] = typer.Option(None, "--normalize", help="std or mean (default: the method's)."),
         lora_rank: int = typer.Option(16, "--lora-rank", help="LoRA rank."),
         dtype: str = typer.Option("auto", "--dtype", help="auto, float32, bfloat16 or float16."),
@@ -113,7 +117,8 @@ def register(app: typer.Typer) -> None:
                             difficulty_weight=difficulty_weight, route_failure_weight=route_failure_weight,
                             milestone_coef=milestone_coef, revisit_share=revisit_share, guide_hint=guide_hint,
                             tapo_coef=tapo_coef, tapo_max_tokens=tapo_max_tokens, stapo_z=stapo_z,
-                            stapo_scale=stapo_scale, iapo_coef=iapo_coef, save_every=save_every,
+                            stapo_scale=stapo_scale, iapo_coef=iapo_coef, rules=rules, rules_k=rules_k,
+                            rules_embedder=rules_embedder, save_every=save_every,
                             eval_n=eval_n, test_n=test_n, val_n=val_n, val_every=val_every,
                             eval_step_cap=eval_step_cap)
         if external is not None and test_n < 1:

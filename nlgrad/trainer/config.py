@@ -70,6 +70,10 @@ class TrainConfig(BaseModel):
     stapo_scale: float = Field(default=0.5, ge=0.0, description="STAPO: factor on an outlier turn's advantage")
     iapo_coef: float = Field(default=1.0, ge=0.0, description="IAPO: weight of a turn's supported/failed uses in "
                              "its routing weight")
+    rules: str | None = Field(default=None, description="JERP weight half: a policy directory (rule pool) whose "
+                              "rules are retrieved into the prompts trained on")
+    rules_k: int = Field(default=4, ge=1, description="rules retrieved per route and task")
+    rules_embedder: Literal["lexical", "auto", "minilm"] = "lexical"
     ig_weight_start: float = Field(default=1.0, ge=0.0)
     ig_weight_end: float = Field(default=0.1, ge=0.0)
     ig_schedule: Literal["linear", "cosine", "constant"] = "linear"

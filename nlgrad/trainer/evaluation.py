@@ -26,7 +26,8 @@ from nlgrad.trainer.policy_model import Policy
 def evaluate_policy(policy: Policy, *, benchmark: str, split: str = "dev", n: int = 20, program: str | None = None,
                     step_cap: int | None = None, run_dir: Path | None = None, model_name: str = "hf/trained",
                     trainer_info: dict[str, Any] | None = None, max_tokens_cap: int | None = None,
-                    workers: int = 1, console: Console | None = None, progress: bool = False) -> RunResult:
+                    workers: int = 1, console: Console | None = None, progress: bool = False,
+                    rule_hooks: dict[str, Any] | None = None) -> RunResult:
     bench = load_benchmark(benchmark)
     prog = load_program(program or bench.default_program, benchmark=bench)
     tasks = bench.tasks(split, n)
@@ -44,7 +45,8 @@ def evaluate_policy(policy: Policy, *, benchmark: str, split: str = "dev", n: in
     policy.model.eval()
     try:
         executor = Executor(benchmark=bench, program=prog, lm=lm, workers=workers, step_cap=cap, run_dir=rd,
-                            progress=progress, console=console, label=f"eval {bench.id}/{split} ({model_name})")
+                            progress=progress, console=console, label=f"eval {bench.id}/{split} ({model_name})",
+                            **(rule_hooks or {}))
         result = executor.run(tasks)
     finally:
         policy.model.train(was_training)

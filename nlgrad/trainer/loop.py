@@ -40,6 +40,7 @@ from nlgrad.trainer.hf_lm import PolicyLM
 from nlgrad.trainer.loss import ppo_clip_loss
 from nlgrad.trainer.policy_model import Policy, load_policy
 from nlgrad.trainer.rollout import Turn, collect_groups
+from nlgrad.trainer.rule_retrieval import rule_pool_hooks
 
 
 @dataclass
@@ -104,8 +105,11 @@ class Trainer:
         self.lm = PolicyLM(self.policy, name=f"hf/{Path(config.model).name}", mode="sample",
                            temperature=config.temperature, max_tokens_cap=config.max_new_tokens)
         self.state_log = StateLog()  # the environments' own state keys (GiGPO anchors, ProGPO's novel states)
+        # JERP's weight half: a rule pool retrieved into every rollout's (and evaluation's) prompts
+        self.rule_hooks = rule_pool_hooks(config.rules, k=config.rules_k, embedder=config.rules_embedder)
         self.executor = Executor(benchmark=RecordingBenchmark(self.benchmark, self.state_log), program=self.program,
-                                 lm=self.lm, workers=1, step_cap=self.step_cap, progress=False, label="train")
+                                 lm=self.lm, workers=1, step_cap=self.step_cap, progress=False, label="train",
+                                 **self.rule_hooks)
         self.scorer = InfoGainScorer(self.policy) if config.method == "cigpo" else None
         self.ckpt_dir = self.out_dir / "checkpoints"
         self.curves_path = self.out_dir / "curves.jsonl"
@@ -300,7 +304,7 @@ class Trainer:
             model_name=f"hf/{cfg.method}-{Path(cfg.model).name}", max_tokens_cap=cfg.max_new_tokens,
             trainer_info={"method": cfg.method, "model": self.policy.source, "lora": cfg.lora, "seed": cfg.seed,
                           "out_dir": str(self.out_dir)},
-            console=self.console, progress=progress)
+            console=self.console, progress=progress, rule_hooks=self.rule_hooks)
 
     def finish(self, outcome: TrainOutcome, *, save_final: bool = True, progress: bool = False) -> TrainOutcome:
         """Save the merged model; evaluate it in-process on ``eval_n`` dev and ``test_n`` test tasks."""
