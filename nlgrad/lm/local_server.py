@@ -17,6 +17,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -222,6 +223,7 @@ class LocalServers:
         write_json_atomic(self._state_file(name), asdict(info))
         if not detached:
             LocalServers._started_here[name] = info
+            _exit_on_sigterm()
         return info
 
     @staticmethod
@@ -292,6 +294,16 @@ def _terminate(pid: int, grace_s: float = 10.0) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _exit_on_sigterm() -> None:
+    """A plain SIGTERM ends Python without running atexit, which would leave the servers this process started
+    running (and competing for the cores). Where SIGTERM still has its default action and this is the main thread,
+    it becomes a normal exit (status 143), so they are stopped."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 @atexit.register

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fixtures.fake_backend import FakeBackend
+from fixtures.fake_backend import FAKE, FakeBackend
 
 from nlgrad.config import RoleConfig, Settings
 from nlgrad.errors import LMCallError, LocalModelError
@@ -168,3 +168,28 @@ def test_an_explicit_server_choice_refuses_a_running_server_of_the_other_kind(ho
         servers.ensure("qwen2.5-coder-0.5b")
     monkeypatch.setenv("NLGRAD_LOCAL_SERVER", "auto")
     assert servers.ensure("qwen2.5-coder-0.5b").pid == info.pid  # auto reuses whatever runs
+
+
+def test_a_sigterm_to_the_starting_process_stops_its_servers(home):
+    """`kill PID` of an nlgrad process must not leave its model servers running on the machine's cores."""
+    import subprocess
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(FAKE.parent.parent)!r})
+        from fixtures.fake_backend import FakeBackend
+        from nlgrad.lm.local_server import LocalServers
+        info = LocalServers(backend=FakeBackend(), slots=1).ensure("qwen2.5-coder-0.5b")
+        print(info.pid, flush=True)
+        time.sleep(60)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+    server_pid = int(proc.stdout.readline())
+    assert local_server._alive(server_pid)
+    proc.terminate()
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    deadline = time.monotonic() + 15
+    while local_server._alive(server_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not local_server._alive(server_pid)
