@@ -138,8 +138,13 @@ def peak_rss_mb(pid: int) -> float:
 
 def measure(server: str, key: str, replay: Path | None, scratch: Path) -> dict[str, Any]:
     spec = WORKLOADS[key]
-    os.environ["NLGRAD_LOCAL_SERVER"] = server
-    backend = select_backend(server)
+    program, _, variant = server.partition("+")  # "llama-server+draft": the 0.5B drafts for the other models
+    os.environ["NLGRAD_LOCAL_SERVER"] = program
+    if variant == "draft":
+        os.environ["NLGRAD_LOCAL_DRAFT"] = SMALL[len("local/"):]
+    else:
+        os.environ.pop("NLGRAD_LOCAL_DRAFT", None)
+    backend = select_backend(program)
     cache_dir = scratch / f"cache-{server}-{key}"
     agent = spec.get("agent", SMALL)
     row: dict[str, Any] = {"server": server, "workload": key, "label": spec["label"]}
@@ -196,7 +201,8 @@ def same_outputs(a: dict[str, Any], b: dict[str, Any]) -> tuple[int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--servers", default="python,llama-server")
+    parser.add_argument("--servers", default="python,llama-server",
+                        help="python, llama-server, llama-server+draft (the 0.5B model drafts tokens for the 1.5B)")
     parser.add_argument("--workloads", default="a,b,c,d")
     parser.add_argument("--replay", type=Path, help="an iter-NNNN folder of an optimize run (workload d)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/servers.json"))
@@ -227,10 +233,12 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         print(" | ".join(str(r.get(c)) for c in cols))
     by = {(r["server"], r["workload"]): r for r in rows}
     for key in WORKLOADS:
-        old, new = by.get(("python", key)), by.get(("llama-server", key))
-        if old and new:
+        for label in ("llama-server", "llama-server+draft"):
+            old, new = by.get(("python", key)), by.get((label, key))
+            if not (old and new):
+                continue
             same, total = same_outputs(old["outputs"], new["outputs"])
-            print(f"{key} ({WORKLOADS[key]['label']}): llama-server speed-up {old['wall_s'] / new['wall_s']:.2f}x "
+            print(f"{key} ({WORKLOADS[key]['label']}): {label} speed-up {old['wall_s'] / new['wall_s']:.2f}x "
                   f"in wall time, {old['server_cpu_s'] / new['server_cpu_s']:.2f}x in server CPU time; "
                   f"identical at temperature 0: {same}/{total}")
 
