@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from fixtures.fake_backend import FakeBackend
+from fixtures.fake_backend import FakeBackend, fake_model_home
 from typer.testing import CliRunner
 
 from nlgrad.cli import app
@@ -17,15 +17,10 @@ runner = CliRunner()
 
 @pytest.fixture
 def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("NLGRAD_HOME", str(tmp_path / "home"))
-    gguf = tmp_path / "fake.gguf"
-    gguf.write_bytes(b"not really a model")
-    monkeypatch.setenv("NLGRAD_LOCAL_MODEL", str(gguf))  # resolves qwen2.5-coder-0.5b to this file
+    fake_model_home(tmp_path, monkeypatch)
     monkeypatch.setenv("NLGRAD_LOCAL_SLOTS", "2")
     monkeypatch.delenv("NLGRAD_LOCAL_SERVER", raising=False)
     monkeypatch.delenv("NLGRAD_LOCAL_DRAFT", raising=False)
-    monkeypatch.setattr(LocalServers, "_started_here", {})
-    monkeypatch.setattr(LocalServers, "_restarts", {})
     monkeypatch.setattr(local_server, "select_backend", FakeBackend)  # what `LocalServers()` starts
     yield tmp_path
     LocalServers().stop(MODEL)  # a detached server the test left running

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fixtures.fake_backend import FAKE, FakeBackend
+from fixtures.fake_backend import FAKE, FakeBackend, fake_model_home
 
 from nlgrad.config import RoleConfig, Settings
 from nlgrad.errors import LMCallError, LocalModelError
@@ -25,12 +25,7 @@ from nlgrad.lm.server_backends import LaunchSpec, LlamaServer, PythonServer, sel
 
 @pytest.fixture
 def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("NLGRAD_HOME", str(tmp_path / "home"))
-    gguf = tmp_path / "fake.gguf"
-    gguf.write_bytes(b"not really a model")
-    monkeypatch.setenv("NLGRAD_LOCAL_MODEL", str(gguf))  # resolves qwen2.5-coder-0.5b to this file
-    monkeypatch.setattr(LocalServers, "_started_here", {})
-    monkeypatch.setattr(LocalServers, "_restarts", {})
+    fake_model_home(tmp_path, monkeypatch)
     yield tmp_path
     for name, info in list(LocalServers._started_here.items()):
         LocalServers().stop(name, only_pid=info.pid)
