@@ -38,6 +38,7 @@ from nlgrad.lm.client import LM
 from nlgrad.lm.local_server import LocalServers
 from nlgrad.lm.server_backends import select_backend
 from nlgrad.runtime.executor import Executor, TaskResult
+from nlgrad.runtime.protocols import step_cap_for
 from nlgrad.runtime.registry import load_benchmark, load_program
 
 SMALL, LARGE = "local/qwen2.5-coder-0.5b", "local/qwen2.5-coder-1.5b"
@@ -95,7 +96,7 @@ def run_eval(spec: dict[str, Any], lm: LM) -> tuple[list[TaskResult], dict[str, 
     bench = load_benchmark(spec["benchmark"])
     program = load_program(bench.default_program, bench)
     result = Executor(benchmark=bench, program=program, lm=lm, progress=False,
-                      step_cap=getattr(bench, "default_step_cap", None)).run(bench.tasks("dev", spec["n"]))
+                      step_cap=step_cap_for(bench, None)).run(bench.tasks("dev", spec["n"]))
     outputs = {r.task_id: {"score": r.score, "output": r.output, "error": r.error} for r in result.results}
     return result.results, outputs
 
