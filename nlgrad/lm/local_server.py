@@ -46,7 +46,7 @@ class ServerInfo:
     model_path: str
     owner: str  # "process" (stopped at exit of its starter) or "detached"
     log_path: str
-    backend: str = "python"  # "llama-server" or "python" (records written before backends existed are python)
+    backend: str = "python"  # "llama-server" or "python" (a record without this field is a python server's)
     slots: int = 1  # requests it serves at once
     start_time: int | None = None  # /proc/<pid>/stat start time (clock ticks after boot): tells a reused pid apart
 
@@ -62,7 +62,7 @@ class ServerInfo:
         try:
             cmdline = Path(f"/proc/{self.pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
-            return started is None  # no /proc at all: cannot tell, as before; else the process is gone
+            return started is None  # no /proc at all: cannot tell, so a live pid counts as the server; else it is gone
         return os.fsencode(self.model_path) in cmdline
 
     @property
