@@ -105,6 +105,21 @@ def test_gate_can_require_ci_above_zero():
     assert gate.decide([1] * 10, [0] * 10).accept
 
 
+def test_gate_requires_the_ci_by_default_only_where_the_validation_set_can_tell():
+    from nlgrad.methods.strategies.acceptance import AUTO_CI_MIN_TASKS
+
+    # 4 wins, 1 loss: above the margin and more won than lost, but the bootstrap interval still reaches 0
+    few_cand, few_cur = [1, 1, 1, 1, 0] + [0] * 5, [0, 0, 0, 0, 1] + [0] * 5
+    many_cand = few_cand + [0] * (AUTO_CI_MIN_TASKS - len(few_cand))
+    many_cur = few_cur + [0] * (AUTO_CI_MIN_TASKS - len(few_cur))
+    auto = PairedImprovementGate(margin=0.0)
+    assert auto.decide(few_cand, few_cur).accept  # 10 tasks: the CI is not asked for
+    decision = auto.decide(many_cand, many_cur)  # 30 tasks: it is, and it includes 0
+    assert not decision.accept and "CI" in decision.reason and decision.ci95[0] <= 0
+    assert PairedImprovementGate(margin=0.0, require_ci=False).decide(many_cand, many_cur).accept
+    assert auto.decide([1] * 20 + [0] * 10, [0] * 30).accept  # a clear gain passes the default gate
+
+
 PARAPHRASES = [cand("When the coin is in the room, take coin immediately.", ["t1"]),
                cand("If you see the coin, pick it up right away.", ["t2"]),
                cand("Open closed doors before moving to a new room.", ["t3"])]

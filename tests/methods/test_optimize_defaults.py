@@ -58,7 +58,7 @@ def test_static_benchmarks_keep_the_config_defaults(bench):
     bench["bench"] = Bench(kind="static", default_step_cap=None)
     base = OptimizeConfig(benchmark="x")
     assert picked(resolve_config(benchmark="x")) == picked(base) == \
-        {"iterations": 4, "batch": 6, "val": 12, "test_n": 20, "step_cap": None}
+        {"iterations": 4, "batch": 6, "val": 30, "test_n": 20, "step_cap": None}
 
 
 def test_a_benchmark_may_refine_its_kind_defaults(bench):

@@ -46,6 +46,9 @@ def _number(value: float | None) -> float:
     return float(value) if value is not None and not math.isnan(value) else 0.0
 
 
+AUTO_CI_MIN_TASKS = 30  # paired validation tasks from which the gate requires the CI by default
+
+
 class AcceptanceGate(Protocol):
     """Contract: given per-task scores of the candidate and of the current policy on the *same* validation tasks
     (same order, same seeds), return a decision with the paired difference and its interval. Must be deterministic."""
@@ -56,12 +59,14 @@ class AcceptanceGate(Protocol):
 class PairedImprovementGate:
     """Accept only a strict improvement beyond a noise margin: mean paired difference > ``margin``, more tasks won
     than lost, and at least ``min_wins`` tasks won (all of them when there are fewer validation tasks than that).
-    With ``require_ci=True`` the 95% bootstrap interval of the difference must also exclude 0.
+    With ``require_ci=True`` the 95% bootstrap interval of the difference must also exclude 0; with ``None`` (the
+    default) that is required when there are at least ``AUTO_CI_MIN_TASKS`` paired tasks, where a bootstrap interval
+    can tell, and not on fewer.
 
     ``min_wins=2`` (the default) is there because one task that flips is noise: measured on ifeval with 6 validation
     tasks, a rule pool of copied fragments won 1 task, lost none, passed a 1-win gate and cost 0.089 on test."""
 
-    def __init__(self, margin: float = 0.02, require_ci: bool = False, min_wins: int = 2):
+    def __init__(self, margin: float = 0.02, require_ci: bool | None = None, min_wins: int = 2):
         if margin < 0:
             raise ValueError(f"margin must be >= 0, got {margin}")
         if min_wins < 1:
@@ -81,6 +86,7 @@ class PairedImprovementGate:
         cand_mean = sum(candidate) / len(candidate) if candidate else 0.0
         cur_mean = sum(current) / len(current) if current else 0.0
         needed = min(self.min_wins, len(candidate))
+        require_ci = self.require_ci if self.require_ci is not None else len(candidate) >= AUTO_CI_MIN_TASKS
         if not candidate:
             accept, reason = False, "no validation tasks"
         elif est.mean <= self.margin:
@@ -89,7 +95,7 @@ class PairedImprovementGate:
             accept, reason = False, f"won {wins} tasks but lost {losses}"
         elif wins < needed:
             accept, reason = False, f"won {wins} task(s), fewer than the {needed} required (--gate-min-wins)"
-        elif self.require_ci and est.lo <= 0:
+        elif require_ci and est.lo <= 0:
             accept, reason = False, f"95% CI of the difference [{est.lo:+.3f}, {est.hi:+.3f}] includes 0"
         else:
             accept, reason = True, f"improved by {est.mean:+.3f} (won {wins}, lost {losses})"
