@@ -42,7 +42,7 @@ class OptimizeConfig(BaseModel):
     program: str | None = None
     iterations: int = Field(default=4, ge=1)
     batch: int = Field(default=6, ge=1)
-    val: int = Field(default=12, ge=1)
+    val: int = Field(default=30, ge=1)  # >= AUTO_CI_MIN_TASKS: the gate's CI requirement is on
     test_n: int = Field(default=20, ge=0)
     seed: int = 0
     workers: int | None = Field(default=None, ge=1)  # None: the agent model's parallelism
@@ -50,7 +50,7 @@ class OptimizeConfig(BaseModel):
     min_support: int = Field(default=2, ge=1)
     margin: float = Field(default=0.02, ge=0.0)
     gate_min_wins: int = Field(default=2, ge=1)
-    gate_require_ci: bool = False
+    gate_require_ci: bool | None = None  # None: required from AUTO_CI_MIN_TASKS paired tasks
     contrast_successes: int = Field(default=1, ge=0)
     max_diagnose: int = Field(default=6, ge=1)
     bounds: PolicyBounds = Field(default_factory=PolicyBounds)
