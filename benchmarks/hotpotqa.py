@@ -21,10 +21,11 @@ import random
 from pathlib import Path
 from typing import Any
 
-from nlgrad.benchmarks.qa_metrics import (as_text, exact_match, human_policy_path, normalize_answer, read_jsonl,
+from nlgrad.benchmarks.qa_metrics import (exact_match, human_policy_path, normalize_answer, read_jsonl,
                                           resolve_data_dir, token_f1)
 from nlgrad.errors import BenchmarkError
 from nlgrad.runtime.protocols import SPLITS, Episode, MetricResult, Task
+from nlgrad.text import as_text
 
 ENV_VAR = "NLGRAD_HOTPOTQA_DIR"
 HF_FLAG = "NLGRAD_HOTPOTQA_HF"

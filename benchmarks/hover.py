@@ -23,41 +23,21 @@ gold supporting titles, and which of them were retrieved / exist in the corpus.
 from __future__ import annotations
 
 import html
-import re
 import threading
 import unicodedata
 from pathlib import Path
 from typing import Any
 
 from nlgrad.benchmarks.hotpotqa import load_hotpot_rows
-from nlgrad.benchmarks.qa_metrics import as_text, human_policy_path, read_jsonl, resolve_data_dir
+from nlgrad.benchmarks.qa_metrics import human_policy_path, read_jsonl, resolve_data_dir
 from nlgrad.errors import BenchmarkError
 from nlgrad.runtime.protocols import SPLITS, Episode, MetricResult, Task
+from nlgrad.text import BM25Index, as_text, first_sentences
+from nlgrad.text.verdict import LABELS, parse_label
 
 ENV_VAR = "NLGRAD_HOVER_DIR"
 SPLIT_FILES = tuple(f"{s}.jsonl" for s in SPLITS)
-LABELS = ("SUPPORTED", "NOT_SUPPORTED")
 VARIANTS = {None: "hotpotqa_pool", "": "hotpotqa_pool", "pool": "hotpotqa_pool", "closedbook": "none"}
-
-# Negative cues come first so that, at one position, "not supported" wins over "supported".
-_LABEL_CUES = re.compile(
-    r"\b(?P<neg>not supported|unsupported|not support|not enough|insufficient|refuted?|refutes|contradict\w*|"
-    r"false|incorrect|not true|untrue|wrong|no)\b|\b(?P<pos>supported|supports?|true|correct|yes|verified|accurate)\b"
-)
-
-
-def parse_label(text: Any) -> dict[str, Any]:
-    """Map free text to SUPPORTED / NOT_SUPPORTED by its first cue word; never raises.
-
-    "NOT_SUPPORTED.", "Not supported", "false", "No" -> NOT_SUPPORTED; "SUPPORTED", "True", "yes" -> SUPPORTED.
-    No cue at all (empty, junk) -> NOT_SUPPORTED with ``matched`` None (nothing supports the claim).
-    """
-    raw = as_text(text.get("label") if isinstance(text, dict) else text)
-    flat = re.sub(r"[_\-]+", " ", raw.lower())
-    match = _LABEL_CUES.search(flat)
-    if match is None:
-        return {"label": "NOT_SUPPORTED", "matched": None}
-    return {"label": "NOT_SUPPORTED" if match.group("neg") else "SUPPORTED", "matched": match.group(0)}
 
 
 def norm_title(title: str) -> str:
@@ -68,8 +48,6 @@ class EvidenceCorpus:
     """Distinct HotpotQA paragraphs (first occurrence of each title, files read train, dev, test) with a BM25 index."""
 
     def __init__(self, paragraphs: list[dict[str, Any]]):
-        from nlgrad.benchmarks.retrieval import BM25Index
-
         self.paragraphs = paragraphs
         self.titles = {norm_title(p["title"]) for p in paragraphs}
         self.index = BM25Index([f"{p['title']} {''.join(p['sentences'])}" for p in paragraphs])
@@ -84,8 +62,6 @@ class EvidenceCorpus:
         return cls(list(seen.values()))
 
     def search(self, query: str, k: int = 3) -> list[dict[str, Any]]:
-        from nlgrad.benchmarks.retrieval import first_sentences
-
         return [{"title": self.paragraphs[i]["title"], "text": first_sentences(self.paragraphs[i]["sentences"], 3, 300),
                  "score": score} for i, score in self.index.search(query, k)]
 

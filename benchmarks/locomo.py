@@ -29,10 +29,11 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable
 
-from nlgrad.benchmarks.qa_metrics import (as_text, exact_match, human_policy_path, is_refusal, normalize_answer,
-                                          read_jsonl, resolve_data_dir, token_f1)
+from nlgrad.benchmarks.qa_metrics import (exact_match, human_policy_path, is_refusal, normalize_answer, read_jsonl,
+                                          resolve_data_dir, token_f1)
 from nlgrad.errors import BenchmarkError
 from nlgrad.runtime.protocols import SPLITS, Episode, MetricResult, Task
+from nlgrad.text import as_text
 
 ENV_VAR = "NLGRAD_LOCOMO_DIR"
 FILES = ("conversations.jsonl", "qa.jsonl")

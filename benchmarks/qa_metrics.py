@@ -1,5 +1,6 @@
-"""Shared pieces of the QA benchmarks (hotpotqa, hover, locomo): answer cleaning, SQuAD/HotpotQA normalization,
-exact match, token F1, refusal detection, and where the data directories are found.
+"""Shared pieces of the QA benchmarks (hotpotqa, hover, locomo): SQuAD/HotpotQA normalization, exact match, token
+F1, refusal detection, and where the data directories are found. Cleaning an LM reply (``clean_reply``) and reading
+any output as text (``as_text``) are in :mod:`nlgrad.text`, which the QA programs share.
 
 Normalization follows the official SQuAD / HotpotQA evaluation scripts: lowercase, drop punctuation, drop the
 articles a/an/the, collapse whitespace. Token F1 follows ``hotpot_evaluate_v1.py``: when either side normalizes to
@@ -18,21 +19,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from nlgrad.errors import BenchmarkError
+from nlgrad.text.clean import as_text
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = set(string.punctuation)
 _SPECIAL = ("yes", "no", "noanswer")
-
-
-def as_text(value: Any) -> str:
-    """Agent output as a string: None -> "", dicts -> their ``answer`` field, everything else -> ``str``."""
-    if value is None:
-        return ""
-    if isinstance(value, dict):
-        return as_text(value.get("answer"))
-    if isinstance(value, (list, tuple)):
-        return " ".join(as_text(v) for v in value)
-    return value if isinstance(value, str) else str(value)
 
 
 def normalize_answer(value: Any) -> str:
@@ -61,30 +52,6 @@ def token_f1(prediction: Any, gold: Any) -> float:
         return 0.0
     precision, recall = same / len(pred_tokens), same / len(ref_tokens)
     return 2 * precision * recall / (precision + recall)
-
-
-# ---- cleaning raw LM replies ---------------------------------------------------------------------------------
-_PREFIX = re.compile(r"^\s*(?:(?:final answer|short answer|answer|search query|query|search|keywords|response|"
-                     r"output|label)(?:\s*:|\s+-\s)|a\s*:)\s*", re.IGNORECASE)
-_QUOTES = "\"'`“”‘’«»*"
-
-
-def clean_reply(text: Any, *, max_chars: int = 200) -> str:
-    """First non-empty line of an LM reply, without prefixes ("Answer:", "Query:"), quotes, bullets or a final period.
-
-    Never raises; returns "" for None, junk-only or empty replies.
-    """
-    raw = as_text(text)
-    line = next((ln.strip() for ln in raw.splitlines() if ln.strip()), "")
-    for _ in range(3):  # "Answer: "Paris"." -> Paris
-        before = line
-        line = _PREFIX.sub("", line).strip()
-        line = line.lstrip("-•>#").strip()
-        line = line.strip(_QUOTES).strip()
-        line = re.sub(r"[.;,!]+$", "", line).strip()
-        if line == before:
-            break
-    return line[:max_chars].strip()
 
 
 # ---- refusal detection (LoCoMo adversarial questions) --------------------------------------------------------

@@ -38,11 +38,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from nlgrad.benchmarks.tau2_db import compare_db, db_changes, expected_changes, same_call, show_call
-from nlgrad.benchmarks.tau2_reply import parse_agent_reply
 from nlgrad.benchmarks.tau2_tools import (DOMAINS, TRANSFER_TOOL, DomainData, call_tool, load_domain, split_ids,
                                           user_instructions)
 from nlgrad.errors import BenchmarkError
 from nlgrad.runtime.protocols import Episode, MetricResult, Observation, StepResult, Task
+from nlgrad.text import clip, parse_agent_reply
 
 GREETING = "Hi! How can I help you today?"
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
@@ -62,11 +62,6 @@ class UserSimulator(Protocol):
     def reply(self, instructions: str, conversation: list[dict[str, str]]) -> str:
         """The user's next message; ``conversation`` holds ``{"role": "agent"|"user", "content"}`` turns."""
         ...
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _n(count: int, noun: str) -> str:
@@ -132,7 +127,7 @@ class Tau2Environment:
                 text = f"User: {self._user_turn()}"
             kind = "message"
         else:
-            self.errors.append(f"unreadable reply: {parsed['error']}: {_clip(action, 120)!r}")
+            self.errors.append(f"unreadable reply: {parsed['error']}: {clip(action, 120)!r}")
             text = (f"Error: your reply could not be used ({parsed['error']}). Reply with exactly one tool call as "
                     'JSON, e.g. {"tool": "<tool name>", "arguments": {...}}, or with a plain-text message to the '
                     "user.")
@@ -251,7 +246,7 @@ class Tau2Benchmark:
         request = (task.meta.get("user_instructions") or "").split("\n")
         reason = next((line for line in request if line.startswith("Reason for call:")), "")
         if reason:
-            parts.append(f"User's {_clip(reason, 260)}")
+            parts.append(f"User's {clip(reason, 260)}")
         if match:
             parts.append("Final database state: matches the expected state"
                          + (" (no change was expected)." if not want else "."))

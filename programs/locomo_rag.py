@@ -10,13 +10,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from nlgrad.benchmarks.locomo import LocomoBenchmark
-from nlgrad.benchmarks.qa_metrics import clean_reply
-from nlgrad.benchmarks.retrieval import BM25Index
 from nlgrad.programs import program_template
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Task
+from nlgrad.runtime.registry import load_benchmark
+from nlgrad.text import BM25Index, clean_reply
 
 ANSWER = "locomo.answer"
 
@@ -44,7 +43,7 @@ class LocomoRAGProgram:
     name = "locomo_rag"
 
     def __init__(self, benchmark=None, *, k: int = 5, turn_chars: int = 220):
-        self.benchmark = benchmark if benchmark is not None else LocomoBenchmark()
+        self.benchmark = benchmark if benchmark is not None else load_benchmark("locomo")
         self.k, self.turn_chars = k, turn_chars
         self.answer = Module(route=ANSWER, template=program_template("locomo_answer.j2"), parser=parse_answer,
                              max_tokens=24, template_name="locomo_answer.j2")

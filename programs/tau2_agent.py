@@ -30,12 +30,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nlgrad.benchmarks.tau2_reply import format_action, parse_agent_reply
 from nlgrad.errors import StepCapReached
 from nlgrad.programs import program_template
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
+from nlgrad.text import clip, format_action, parse_agent_reply
 
 ROUTE = "tau2.act"
 ASK_USER = ("I could not get further with that. Could you tell me exactly what you need, with any ids or details "
@@ -47,15 +47,12 @@ def parse_turn(text: str, inputs: dict[str, Any]) -> dict[str, Any]:
     return parse_agent_reply(text, inputs.get("tool_names"))
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def repeat_notice(action: str, earlier: str, limit: int = 600) -> str:
     """What the agent sees instead of running a tool call it already made (``earlier``: what that call got)."""
-    return (f"Notice: you already made this tool call earlier in this conversation: {_clip(action, 200)}\n"
-            f"It returned: {_clip(earlier, limit)}\nCalling it again gives the same result, so it was not run. "
-            "Use that result: call a different tool, or write a message to the user.")
+    return (f"Notice: you already made this tool call earlier in this conversation: "
+            f"{clip(action, 200, squash=False)}\nIt returned: {clip(earlier, limit, squash=False)}\nCalling it again "
+            "gives the same result, so it was not run. Use that result: call a different tool, or write a message to "
+            "the user.")
 
 
 _OTHER_SPEAKER = re.compile(r"\n\s*(?:agent|assistant|representative|customer service)\s*:", re.I)
@@ -144,8 +141,8 @@ class Tau2AgentProgram:
                 action, notice = ASK_USER, None
             else:
                 notice = None
-            turn = [{"role": "user", "content": _clip(obs.text, self.history_obs_chars)},
-                    {"role": "assistant", "content": _clip(action or raw, 1200) or "(empty reply)"}]
+            turn = [{"role": "user", "content": clip(obs.text, self.history_obs_chars, squash=False)},
+                    {"role": "assistant", "content": clip(action or raw, 1200, squash=False) or "(empty reply)"}]
             if not first:
                 first = turn  # the user's request stays in view
             else:
@@ -162,7 +159,8 @@ class Tau2AgentProgram:
             obs = prev.value.observation
             if parsed["kind"] == "tool" and not repeated:
                 tool_results[action] = obs.text
-            obs = Observation(text=_clip(obs.text, self.obs_chars), valid_actions=obs.valid_actions, info=obs.info)
+            obs = Observation(text=clip(obs.text, self.obs_chars, squash=False), valid_actions=obs.valid_actions,
+                              info=obs.info)
         ep = ctx.episode
         return {"ended_by": obs.info.get("ended_by"), "turns": ep.steps if ep else 0, **kinds,
                 "tool_errors": len(obs.info.get("errors", []))}

@@ -15,13 +15,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nlgrad.benchmarks.qa_metrics import clean_reply
-from nlgrad.benchmarks.retrieval import tokenize
 from nlgrad.programs import program_template
 from nlgrad.programs.hotpot_multihop import context_search, parse_answer
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Task
+from nlgrad.text import clean_reply, tokenize
 
 RESEARCHER, ANSWERER = "team_hotpot.researcher", "team_hotpot.answerer"
 _FACTS = re.compile(r"^\s*[*#>-]*\s*facts?\s*[:\-]\s*(.*)$", re.I)

@@ -6,13 +6,13 @@ import sys
 import pytest
 
 from nlgrad.benchmarks.hotpotqa import ENV_VAR, HotpotQABenchmark, gold_titles
-from nlgrad.benchmarks.qa_metrics import clean_reply, exact_match, normalize_answer, token_f1
-from nlgrad.benchmarks.retrieval import BM25Index, first_sentences, tokenize
+from nlgrad.benchmarks.qa_metrics import exact_match, normalize_answer, token_f1
 from nlgrad.errors import BenchmarkError
 from nlgrad.programs.hotpot_multihop import ANSWER, HOP1, HOP2, HotpotMultiHopProgram, parse_query
 from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.protocols import Task
 from nlgrad.runtime.registry import load_benchmark, load_program
+from nlgrad.text import BM25Index, clean_reply, first_sentences, tokenize
 
 
 @pytest.fixture(scope="module")

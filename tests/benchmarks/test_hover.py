@@ -4,11 +4,12 @@ import json
 
 import pytest
 
-from nlgrad.benchmarks.hover import ENV_VAR, LABELS, HoverBenchmark, parse_label
+from nlgrad.benchmarks.hover import ENV_VAR, HoverBenchmark
 from nlgrad.errors import BenchmarkError
 from nlgrad.programs.hover_verify import QUERY, VERIFY, HoverVerifyProgram
 from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.registry import load_benchmark, load_program
+from nlgrad.text import LABELS, parse_label
 
 
 @pytest.fixture(scope="module")

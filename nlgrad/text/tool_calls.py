@@ -1,5 +1,6 @@
-"""Reading one agent turn of the tau2 benchmarks (see :mod:`nlgrad.benchmarks.tau2`): a tool call, a message to the
-user, or an unreadable reply; and the canonical action text for a parsed turn."""
+"""Reading one agent turn of a tool-using conversation: a tool call, a message to the user, or an unreadable reply;
+and the canonical action text for a parsed turn. The tau2 agent program (``nlgrad.programs.tau2_agent``) reads its
+LM reply with it, and the tau2 environment (``nlgrad.benchmarks.tau2``) reads the action it is sent the same way."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A tiny deterministic BM25 index (Okapi BM25 from the ``rank-bm25`` package) shared by the QA programs.
+"""A tiny deterministic BM25 index (Okapi BM25 from the ``rank-bm25`` package) for the QA programs and benchmarks.
 
 Tokens are lowercased, accent-stripped word characters minus a short English stopword list (no stemming). Ties are
 broken by document order, so the same corpus and query always give the same ranking.
