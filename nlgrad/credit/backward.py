@@ -15,9 +15,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 
 from nlgrad.credit.critic import Critic
-from nlgrad.credit.render import clip
 from nlgrad.credit.schemas import Diagnosis
 from nlgrad.runtime.trace import Trace
+from nlgrad.text import clip
 
 
 @dataclass

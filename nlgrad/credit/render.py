@@ -5,11 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nlgrad.runtime.trace import Trace
-
-
-def clip(text: Any, limit: int) -> str:
-    text = " ".join(str(text if text is not None else "").split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+from nlgrad.text import clip
 
 
 def module_view(node: dict[str, Any], *, prompt_chars: int = 700, output_chars: int = 300) -> dict[str, str]:

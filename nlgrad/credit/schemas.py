@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, field_validator
 
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+from nlgrad.text import clip
 
 
 class Diagnosis(BaseModel):
@@ -20,7 +17,7 @@ class Diagnosis(BaseModel):
     @field_validator("what_went_wrong", "what_worked", "root_cause_route", mode="before")
     @classmethod
     def _text(cls, value):
-        return _clip(value or "", 600)
+        return clip(value or "", 600)
 
 
 class NodeFeedback(BaseModel):
@@ -33,7 +30,7 @@ class NodeFeedback(BaseModel):
     @field_validator("feedback", "suggestion", mode="before")
     @classmethod
     def _text(cls, value):
-        return _clip(value or "", 500)
+        return clip(value or "", 500)
 
     @field_validator("blame", mode="before")
     @classmethod
@@ -52,7 +49,7 @@ class LocalizedStep(BaseModel):
     @field_validator("feedback", "suggestion", mode="before")
     @classmethod
     def _text(cls, value):
-        return _clip(value or "", 400)
+        return clip(value or "", 400)
 
 
 class LocalizedSteps(BaseModel):

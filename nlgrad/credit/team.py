@@ -15,8 +15,8 @@ from typing import Any
 import networkx as nx
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from nlgrad.credit.render import clip
 from nlgrad.runtime.trace import Trace
+from nlgrad.text import clip
 
 
 def _text(value: Any, limit: int = 500) -> str:

@@ -31,7 +31,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from nlgrad.credit.render import clip
 from nlgrad.credit.team import (AgentCredit, GlobalCredit, TeamCredit, agent_routes, match_credits, message_view,
                                 team_structure)
 from nlgrad.errors import LMCallError, StructuredOutputError
@@ -46,6 +45,7 @@ from nlgrad.methods.rule_pool import is_placeholder, match_route
 from nlgrad.policy import PolicyMemory, UpdateProvenance, UpdateReport, apply_update, render_line
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.trace import Trace
+from nlgrad.text import clip
 
 log = logging.getLogger(__name__)
 CreditMode = Literal["central_credit", "central_global"]

@@ -12,12 +12,12 @@ import logging
 
 from pydantic import BaseModel, Field, field_validator
 
-from nlgrad.credit.render import clip
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.methods.failure_groups import FailureGroup, discriminative_patterns
 from nlgrad.methods.prompts import method_module
 from nlgrad.methods.proposals import Candidate
 from nlgrad.methods.reply_fields import squash_or_none
+from nlgrad.text import clip
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,9 @@
-"""credit/render.py: the bounded views of a trace that critic prompts read (clip, module view, episode lines)."""
+"""credit/render.py: the bounded views of a trace that critic prompts read (module view, episode lines), and the
+shared clip helper (nlgrad.text) they use."""
 
-from nlgrad.credit.render import clip, episode_lines, module_view
+from nlgrad.credit.render import episode_lines, module_view
 from nlgrad.runtime.trace import Trace
+from nlgrad.text import clip
 
 
 def test_clip_collapses_whitespace_and_bounds_length():
@@ -9,6 +11,12 @@ def test_clip_collapses_whitespace_and_bounds_length():
     assert clip(None, 5) == ""
     assert clip("x" * 20, 10) == "xxxxxxx..." and len(clip("x" * 20, 10)) == 10
     assert clip("x" * 10, 10) == "x" * 10
+
+
+def test_clip_without_squash_keeps_the_lines_and_only_bounds_length():
+    assert clip("a\n  b", 10, squash=False) == "a\n  b"
+    assert clip("line one\nline two", 10, squash=False) == "line on..."
+    assert clip(1234, 10, squash=False) == "1234" and clip(None, 5, squash=False) == ""
 
 
 def test_module_view_shows_the_last_message_the_action_and_an_override():

@@ -29,11 +29,7 @@ from nlgrad.methods.baselines.common import (candidate_key, memory_from_candidat
                                              same_policy, seed_candidate)
 from nlgrad.methods.strategies.acceptance import GateDecision
 from nlgrad.policy import PolicyMemory
-
-
-def _clip(text: Any, limit: int) -> str:
-    text = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+from nlgrad.text import clip
 
 
 class ReflectionLM:
@@ -112,14 +108,18 @@ class NlgradGEPAAdapter:
                 for call in calls[-self.steps_per_trace:]:
                     messages = call.get("messages") or []
                     user = messages[-1]["content"] if messages else call.get("inputs", "")
-                    records.append({"Inputs": _clip(user, self.max_chars),
-                                    "Generated Outputs": _clip(call.get("output") or call.get("error") or "", 400),
-                                    "Feedback": _clip(feedback, 800)})
+                    if not isinstance(user, str):  # the call's inputs, when no message was recorded
+                        user = json.dumps(user, ensure_ascii=False, default=str)
+                    records.append({"Inputs": clip(user, self.max_chars, squash=False),
+                                    "Generated Outputs": clip(call.get("output") or call.get("error") or "", 400,
+                                                              squash=False),
+                                    "Feedback": clip(feedback, 800, squash=False)})
                 if len(records) >= self.max_records:
                     break
             if not records:
                 records.append({"Inputs": "(this step was not reached in these examples)", "Generated Outputs": "",
-                                "Feedback": "; ".join(_clip(t["feedback"], 300) for t in trajectories[:3])})
+                                "Feedback": "; ".join(clip(t["feedback"], 300, squash=False)
+                                                      for t in trajectories[:3])})
             dataset[route] = records[: self.max_records]
         return dataset
 

@@ -29,6 +29,7 @@ from nlgrad.errors import ConfigError
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.baselines.common import memory_from_candidate, require, same_policy, seed_candidate
 from nlgrad.policy import PolicyMemory
+from nlgrad.text import clip
 
 
 def make_engine(lm, role: str = "optimizer", max_tokens: int | None = None):
@@ -53,11 +54,6 @@ def make_engine(lm, role: str = "optimizer", max_tokens: int | None = None):
             return self.generate(prompt, **kwargs)
 
     return NlgradEngine()
-
-
-def _clip(text: Any, limit: int) -> str:
-    text = str(text)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class TextGrad:
@@ -108,16 +104,18 @@ class TextGrad:
                 for call in trace.module_calls(route)[-self.steps_per_trace:]:
                     messages = call.get("messages") or []
                     system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
-                    user = _clip(messages[-1]["content"] if messages else call.get("inputs", ""), self.max_chars)
+                    user = clip(messages[-1]["content"] if messages else call.get("inputs", ""), self.max_chars,
+                                squash=False)
                     prompt = tg.Variable(user, requires_grad=False, role_description=f"input to the '{route}' step")
                     reply = tg.Variable(str(call.get("output") or ""), predecessors=[param, prompt],
                                         role_description=f"reply of the '{route}' step")
                     reply.set_grad_fn(BackwardContext(backward_fn=LLMCall(engine, param).backward, response=reply,
-                                                      prompt=user, system_prompt=_clip(system, self.max_chars)))
+                                                      prompt=user,
+                                                      system_prompt=clip(system, self.max_chars, squash=False)))
                     replies[f"{route.replace('.', '_')}_{call['id']}"] = reply
             if not replies:
                 continue
-            verdict = f"score {result.score:.2f} (1.0 is perfect). {_clip(result.feedback, 800)}"
+            verdict = f"score {result.score:.2f} (1.0 is perfect). {clip(result.feedback, 800, squash=False)}"
             loss_fn = tg.autograd.StringBasedFunction(
                 lambda _v=verdict, **_kw: _v,
                 function_purpose="the benchmark's evaluation of the agent's run on one task")
@@ -137,7 +135,7 @@ class TextGrad:
                 tg.TGD(parameters=[param], engine=engine).step()
                 updated[route] = param.value
             except IndexError as exc:  # the optimizer LM did not wrap its answer in the required tags
-                skipped[route] = _clip(exc, 300)
+                skipped[route] = clip(exc, 300, squash=False)
         candidate = {route: updated.get(route, current[route]) for route in params}
         ws.write(iteration, "textgrad.json", {"gradients": gradients, "updated": updated, "skipped": skipped,
                                               "engine": getattr(engine, "model_string", "")})
