@@ -17,28 +17,16 @@ Scoring: ScienceWorld's score is 0-100 (partial credit for progress), and -100 w
 success is "completed with 100". The feedback names the task, the outcome (with the -100 and its last action), the
 score, the steps, the last actions and the last game message.
 
-Actions: the package lists 100-1500 valid action strings per state (every ``move``/``pour``/``use``/``look at`` pair),
-far too many for a 0.5B model's prompt. ``Observation.valid_actions`` is a bounded list (``MAX_ACTIONS`` = 20, see
-``select_actions``): travel (``go to`` neighbouring rooms, teleport to the room the task names or to unvisited
-rooms), ``focus on``/``pick up``/``open``/``activate``/``read`` an object, ``move``/``use`` of or onto something
-the task names or the agent holds, and ``wait1``, each kind under a quota, scored by overlap with the task's words;
-a ``focus on`` an object that shares no word with the task is listed after every other kind (``UNRELATED_FOCUS``);
-words that only name the destination ("move it to the red box") or any object ("the substance") do not count for
-a ``focus on``, and neither does a thing the task names as a *later* focus (the substance before the thermometer).
-The thing the task names as its next focus (the thermometer; the substance to melt) comes first once it is in sight,
-with taking it; until then travel ranks first (to a room where it was seen, else to unvisited ones), or opening
-containers where the package lists it out of sight (the ice cream in a closed freezer). Such a focus is *settled* by
-the task's words (``info["settled_actions"]``, ``sciworld_actions.settled_by_task``), so ``twx_react`` plays it
-without its confirm module, as it does a move to the task's one destination once the focuses are made; a move to
-one of two destinations (use-thermometer's boxes, by temperature) is confirmed, and the latest thermometer reading of
-the task's thing is the observation's ``info["reading"]``, which the confirm module is shown. A move to the
-destination ranks low until the focuses are made, and putting a held thing down where the task names nothing ranks
-low. The ranking lives in ``benchmarks/sciworld_actions.py``.
-The observation text is the game's message plus the room description and the inventory (a move only says "You move
-to the kitchen."). Any other text is still played: ScienceWorld parses free text itself, and ``info["free_text_verbs"]``
-lists its verbs for programs that pass free-form replies through (``twx_react`` does). An ambiguous request is
-cancelled at once (the simulator would otherwise wait for an option number) and its options are shown;
-``reset task`` is refused.
+Observations are the game's own: ``text`` is the game's message plus the room description and the inventory (a move
+only says "You move to the kitchen."); ``valid_actions`` are the package's valid action strings in the package's
+order, less the two the benchmark refuses (``reset task``, ``reset``), bounded at ``MAX_VALID_ACTIONS``; ``info``
+holds the task text, the message, the room description (``look``), the inventory, the raw score, how many valid
+actions the package listed (``n_valid``) and the verbs the simulator parses in free text (``free_text_verbs``, from
+its action templates). Nothing is ranked, hidden or settled by the task's words: which of the 100-1500 actions a
+program shows, and in what order, is the program's decision (the scaffolded program's game knowledge is in
+``nlgrad.programs.sciworld_knowledge``). Any other text is still played: ScienceWorld parses free text itself. An
+ambiguous request is cancelled at once (the simulator would otherwise wait for an option number) and its options are
+shown; ``reset task`` is refused.
 
 Speed (2-core machine shared with a model server, one JVM, measured on the gold paths): 4-10 steps/s; nearly all of
 a step is the package enumerating valid actions (a bare simulator step runs at ~130/s). Loading + resetting a
@@ -47,13 +35,11 @@ variation takes ~0.35 s, the first start of the JVM ~1.5 s.
 
 from __future__ import annotations
 
-import re
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from nlgrad.benchmarks.episode_text import episode_outcome, last_moves
-from nlgrad.benchmarks.sciworld_actions import MAX_ACTIONS, is_reading, select_actions, settled_by_task
 from nlgrad.errors import BenchmarkError
 from nlgrad.runtime.protocols import Episode, MetricResult, Observation, StepResult, Task
 
@@ -66,7 +52,9 @@ FOLDS: dict[str, tuple[int, int, int, int]] = {
 }
 SUBSET_SIZE = 20  # dev and test use the first 20 variations of their fold
 SIMPLIFICATIONS = "easy"
-_ROOM = re.compile(r"called the ([^.]+)\.")
+# A bound on the valid actions an observation carries, in the package's order: above the most the package lists in
+# a state of these four tasks (1500 or so), so in practice every valid action is reported.
+MAX_VALID_ACTIONS = 3000
 _NEVER = ("reset task", "reset")  # would wipe the task's progress and focus
 _AMBIGUOUS = "Ambiguous request"
 
@@ -85,7 +73,7 @@ class ScienceWorldEnvironment:
     """One JVM-backed simulator, reused across the episodes of a worker thread."""
 
     def __init__(self, task_name: str, simplifications: str = SIMPLIFICATIONS, step_limit: int = 10000,
-                 max_actions: int = MAX_ACTIONS):
+                 max_actions: int = MAX_VALID_ACTIONS):
         self.task_name, self.simplifications, self.max_actions = task_name, simplifications, max_actions
         cls = _import_scienceworld()
         try:
@@ -93,34 +81,24 @@ class ScienceWorldEnvironment:
         except Exception as exc:  # noqa: BLE001 - usually a missing Java runtime
             raise BenchmarkError(f"could not start ScienceWorld (is Java installed?): {exc}") from None
         self.task_description = ""
-        self.seen: dict[str, str] = {}  # room -> what was there when last seen, in the order first visited
-        self.focused = 0
         self.verbs: list[str] = []  # the simulator's action verbs, known once a task is loaded
         self._last: Observation | None = None
 
-    def _observation(self, message: str, infos: dict[str, Any], reading: bool = False) -> Observation:
-        """``reading``: the message is a measurement of a thing the task names (shown when the agent chooses)."""
+    def _observation(self, message: str, infos: dict[str, Any]) -> Observation:
         look = infos.get("look", "").strip()
         inventory = infos.get("inv", "").strip()
-        match = _ROOM.search(look)
-        room = match.group(1) if match else ""
-        if room:
-            self.seen[room] = look
         text = message.strip()
         if look and look not in text:  # "You move to the outside." says nothing about what is there
             text = f"{text}\n\n{look}" if text else look
         if inventory and "nothing" not in inventory.splitlines()[-1]:
             text += f"\n\n{inventory}"
-        actions = select_actions(list(infos.get("valid", [])), self.task_description, room, list(self.seen), look,
-                                 inventory, self.max_actions, self.focused, self.seen)
+        valid = [a for a in infos.get("valid", []) if a.lower() not in _NEVER]
         return Observation(
-            text=text, valid_actions=actions,
-            info={"look": look, "inventory": inventory, "room": room, "state_key": f"{look}\n{inventory}",
+            text=text, valid_actions=valid[: self.max_actions],
+            info={"look": look, "inventory": inventory, "state_key": f"{look}\n{inventory}",
                   "task": self.task_description, "moves": infos.get("moves", 0), "raw_score": infos.get("score", 0),
                   "message": message.strip(), "n_valid": len(infos.get("valid", [])),
-                  "free_text_verbs": self.verbs,
-                  "settled_actions": [a for a in actions if settled_by_task(a, self.task_description, self.focused)],
-                  **({"reading": message.strip()} if reading else {})},
+                  "free_text_verbs": self.verbs},
         )
 
     def reset(self, task: Task) -> Observation:
@@ -130,8 +108,6 @@ class ScienceWorldEnvironment:
             self.verbs = sorted({t.split(" ")[0] for t in templates if t[:1].isalpha()} - {"reset", "task"})
         obs, infos = self._env.reset()
         self.task_description = " ".join(infos.get("taskDesc", "").replace("Task Description:", "").split())
-        self.seen = {}
-        self.focused = 0  # how many "focus on" actions the simulator accepted
         self._last = self._observation(obs, infos)
         return self._last
 
@@ -152,10 +128,8 @@ class ScienceWorldEnvironment:
                        + ". Nothing happened; name the object more exactly (e.g. 'apple in bowl').")
         raw = int(infos.get("score", 0))
         failure = raw < 0
-        if action.startswith("focus on ") and message.lower().startswith("you focus on"):
-            self.focused += 1
         success = bool(done) and raw >= 100
-        self._last = self._observation(message, infos, is_reading(action, message, self.task_description))
+        self._last = self._observation(message, infos)
         return StepResult(observation=self._last, reward=float(reward), done=bool(done or failure or success),
                           score=max(0.0, min(1.0, raw / 100)), success=success,
                           info={"failure": failure, "raw_score": raw})
@@ -171,13 +145,8 @@ class ScienceWorldEnvironment:
 
 class ScienceWorldBenchmark:
     kind = "interactive"
-    default_program = "twx_react"
+    default_program = "twx_scaffolded"  # the plain ReAct program, react_plain, is measured beside it
     default_step_cap = 30
-    max_actions = MAX_ACTIONS  # read by twx_react: show the whole bounded list
-    actions_ranked = True  # read by twx_react: keep select_actions' order (no second ranking by task words)
-    # Read by twx_react: a wrong focus, or a move of the focused thing to the wrong box, ends the task at -100, so
-    # a pick is confirmed first (unless the task's words settle it: the observation's "settled_actions").
-    irreversible = (r"focus on ", r"move (?P<obj>.+) to (?:[a-z]+ )?box$")
 
     def __init__(self, task: str | None = "find-living-thing", simplifications: str = SIMPLIFICATIONS):
         task = task or "find-living-thing"

@@ -3,11 +3,15 @@
 Ids: ``twx/coin``, ``twx/twc``, ``twx/cooking``, ``twx/arithmetic``, ``twx/sorting``. Seeds come from the game's own
 folds (train 0-999, dev 10000-10999, test 20000-20999); ``tasks(split, n)`` takes the first n seeds of the fold, so
 splits are deterministic and disjoint.
+
+Observations are the game's own: ``text`` is the game's message, ``valid_actions`` the game's valid actions in the
+game's order (bounded at ``MAX_VALID_ACTIONS``, far above the 5-40 the games list), and ``info`` the task text, the
+room description (``look``, also the state key), the inventory and the move count. Nothing is ranked, hidden or
+derived from the task: how a program uses the list is the program's decision.
 """
 
 from __future__ import annotations
 
-import re
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -23,17 +27,10 @@ GAME_PARAMS: dict[str, str] = {
     "arithmetic": "",
     "sorting": "",
 }
-# Action families that cannot be undone (see nlgrad.programs.irreversible.family_of): cooking an ingredient with an
-# appliance, or cutting it in a way, that the recipe does not ask for loses the game (the 0.5B agent ended 7 of 10 dev
-# games so: 4 with a cook, 3 with a cut).
-IRREVERSIBLE: dict[str, tuple[str, ...]] = {"cooking": (r"cook (?P<obj>.+) in ", r"(?:slice|dice|chop) (?P<obj>.+)$")}
-# Action kinds (prefixes) that never move a game forward: cooking is won by taking, cutting and cooking the recipe's
-# ingredients, preparing the meal and eating it; putting an ingredient down or away undoes a take that scored.
-LOW_PRIORITY: dict[str, tuple[str, ...]] = {"cooking": ("put ", "drop ")}
 GAME_NAMES = {"cooking": "cookingworld"}  # our id -> TextWorldExpress's game name
 FOLD_START = {"train": 0, "dev": 10000, "test": 20000}
 FOLD_SIZE = 1000
-_ROOM = re.compile(r"You are in the ([^.]+)\.")
+MAX_VALID_ACTIONS = 200  # a bound on the valid actions an observation carries (the games list 5-40)
 
 
 def _import_twx():
@@ -61,13 +58,11 @@ class TextWorldExpressEnvironment:
         self.task_description = ""
 
     def _observation(self, obs: str, infos: dict[str, Any]) -> Observation:
-        look = infos.get("look", "")
-        room = _ROOM.search(look)
+        look = infos.get("look", "").strip()
         return Observation(
             text=obs.strip(),
-            valid_actions=sorted(infos.get("validActions", [])),
-            info={"look": look.strip(), "inventory": infos.get("inventory", "").strip(),
-                  "room": room.group(1) if room else "", "state_key": look.strip(),
+            valid_actions=list(infos.get("validActions", []))[:MAX_VALID_ACTIONS],
+            info={"look": look, "inventory": infos.get("inventory", "").strip(), "state_key": look,
                   "task": infos.get("taskDescription", self.task_description), "moves": infos.get("numMoves", 0)},
         )
 
@@ -94,7 +89,7 @@ class TextWorldExpressEnvironment:
 
 class TextWorldExpressBenchmark:
     kind = "interactive"
-    default_program = "twx_react"
+    default_program = "twx_scaffolded"  # the plain ReAct program, react_plain, is measured beside it
     default_step_cap = 50
 
     def __init__(self, game: str | None = "coin", params: str | None = None):
@@ -104,12 +99,6 @@ class TextWorldExpressBenchmark:
         self.game = game
         self.params = GAME_PARAMS[game] if params is None else params
         self.id = f"twx/{game}"
-        # What the agent reads poses a math problem (``twx_react`` then solves it with an LM module and a calculator).
-        self.math_problems = game == "arithmetic"
-        # Action families that cannot be undone (``twx_react`` confirms a pick from one with its ``twx.confirm``
-        # module): cooking or cutting an ingredient as the recipe does not say loses the game.
-        self.irreversible = IRREVERSIBLE.get(game, ())
-        self.low_priority = LOW_PRIORITY.get(game, ())  # read by twx_react: listed after every other kind
 
     @property
     def human_policy(self) -> Path:

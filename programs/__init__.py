@@ -9,8 +9,10 @@ def program_template(name: str) -> str:
 
 
 CATALOG: dict[str, str] = {
-    "twx_react": "nlgrad.programs.twx_react:TWXReActProgram",
-    "twx_react_text": "nlgrad.programs.twx_react:TWXReActTextProgram",
+    "twx_scaffolded": "nlgrad.programs.twx_scaffolded:TWXScaffoldedProgram",
+    "twx_react": "nlgrad.programs.twx_react:TWXReActProgram",  # twx_scaffolded under its earlier name
+    "twx_react_text": "nlgrad.programs.twx_scaffolded:TWXScaffoldedTextProgram",
+    "react_plain": "nlgrad.programs.react_plain:ReActPlainProgram",
     "twx_random": "nlgrad.programs.twx_random:RandomActionProgram",
     "hotpot_multihop": "nlgrad.programs.hotpot_multihop:HotpotMultiHopProgram",
     "hover_verify": "nlgrad.programs.hover_verify:HoverVerifyProgram",

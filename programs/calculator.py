@@ -1,7 +1,7 @@
 """A calculator tool: evaluates an arithmetic expression (numbers, + - * / // % **, parentheses) without ``eval``.
 
-Programs use it behind an LM module that writes the expression (``twx_react``'s ``twx.solve`` turns the math problem
-TWX ``arithmetic`` shows into one); the small model translates words into an expression reliably but does not
+Programs use it behind an LM module that writes the expression (``twx_scaffolded``'s ``twx.solve`` turns the math
+problem TWX ``arithmetic`` shows into one); the small model translates words into an expression reliably but does not
 compute reliably, so the tool does the computing.
 """
 

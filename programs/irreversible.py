@@ -1,12 +1,13 @@
-"""Confirming an irreversible action before it is played: the ``twx.confirm`` route of ``twx_react``.
+"""Confirming an irreversible action before it is played: the ``twx.confirm`` route of ``twx_scaffolded``.
 
 Some actions cannot be undone and decide the episode: TWX ``cooking`` ends the game when an ingredient is cooked
 with an appliance the recipe does not ask for (``cook red potato in oven`` roasts it, the recipe said grill), and a
 ScienceWorld ``focus on`` a wrong thing ends the task at -100. The 0.5B agent picks from a long action list mostly
 by position (``scripts/agent_reply_stats.py``), so a lesson in its act prompt rarely decides such a pick. When the
-agent picks an action of an irreversible *family* (a benchmark's ``irreversible`` patterns: the actions sharing the
-pattern's key, e.g. every ``cook red potato in ...`` or every cut of the red potato), a second module sees only that
-choice: the task, what the agent read, the family's actions and "none of these yet", with its own route's lessons.
+agent picks an action of an irreversible *family* (the ``irreversible`` patterns of the program's game knowledge,
+``nlgrad.programs.game_knowledge``: the actions sharing the pattern's key, e.g. every ``cook red potato in ...`` or
+every cut of the red potato), a second module sees only that choice: the task, what the agent read, the family's
+actions and "none of these yet", with its own route's lessons.
 
 It is asked twice, with the options in two orders (:func:`confirm_orders`: the family then "none"; "none" then the
 family). A model that answers by position names different options in the two, so an irreversible action is

@@ -6,8 +6,9 @@ actor turns, after reading the actor's recent actions and the latest observation
 the plan is an input of every actor call (planner -> actor), and each re-plan depends on the actor's last call
 (actor -> planner), so the trace graph shows the conversation turn by turn (and stays acyclic).
 
-Action display, reply matching and the loop breaker are those of :mod:`nlgrad.programs.twx_react` (imported), so
-the team differs from the single agent only by the planner. ``agents`` maps agent -> routes (read by LangMARL).
+Action display, reply matching and the loop breaker are those of the scaffolded single agent,
+:mod:`nlgrad.programs.twx_scaffolded` (imported), so the team differs from it only by the planner. ``agents`` maps
+agent -> routes (read by LangMARL).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from nlgrad.errors import StepCapReached
 from nlgrad.programs import program_template
-from nlgrad.programs.twx_react import note_outcome, parse_choice, pick_action, rank_actions
+from nlgrad.programs.twx_scaffolded import note_outcome, parse_choice, pick_action, rank_actions, room_of
 from nlgrad.runtime.context import Output, RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
@@ -56,7 +57,7 @@ class TeamTWXProgram:
         obs: Observation = prev.value
         task_text = obs.info.get("task", "")
         tried: dict[str, set[str]] = defaultdict(set)
-        lowered: set[str] = set()  # as in twx_react: actions that would lower the score
+        lowered: set[str] = set()  # as in twx_scaffolded: actions that would lower the score
         visited: list[str] = []
         history: list[dict[str, str]] = []
         last_action, plan, last_choice = "", None, None
@@ -67,11 +68,11 @@ class TeamTWXProgram:
             if ctx.steps_left is not None and ctx.steps_left <= 0:  # no LM call for a step that cannot be taken
                 ctx.episode.stopped_by_cap = True
                 break
-            room = obs.info.get("room", "")
+            room = room_of(obs)
             if room and room not in visited:
                 visited.append(room)
             state = obs.info.get("state_key", obs.text)
-            actions = rank_actions(obs.valid_actions, task_text, tried[state], lowered)
+            actions = rank_actions(sorted(obs.valid_actions), task_text, tried[state], lowered)
             if not actions:
                 break
             if plan is None or turns % self.plan_every == 0:

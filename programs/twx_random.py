@@ -1,4 +1,6 @@
-"""Floor for TextWorldExpress: a uniformly random valid action each step (seeded by the task), no LM."""
+"""The random floor of TextWorldExpress and ScienceWorld: each step a uniformly random choice among all the valid
+actions the environment reports (sorted first, so the choice depends only on the task's seed and the set of
+actions), no LM."""
 
 from __future__ import annotations
 

@@ -48,15 +48,18 @@ class MetricResult(BaseModel):
 class ObservationInfo(TypedDict, total=False):
     """What an environment may say about an observation besides its text and valid actions (every key optional).
 
-    The keys below are the ones programs read; an environment may add keys of its own that only its benchmark's
-    metric reads (TWX/ScienceWorld ``look``, ``inventory``, ``raw_score``; tau2's ``conversation``, ``db_changes``)."""
+    Environments report what the game says, and nothing derived from the task: no ranking, no hidden actions, no
+    settled choices. Programs decide what to make of it. The keys below are the ones programs read; an environment
+    may add keys of its own that only its benchmark's metric reads (ScienceWorld ``raw_score``; tau2's
+    ``conversation``, ``db_changes``)."""
 
     task: str  # the task's text, as the game states it
-    room: str  # where the agent stands (programs list the rooms visited)
     state_key: str  # a key that is equal exactly when the game state is (programs remember what was tried there)
+    look: str  # the game's description of where the agent stands (TWX/ScienceWorld ``look``)
+    inventory: str  # the game's inventory text
+    message: str  # the game's reply to the last action, where the observation text adds more to it
     free_text_verbs: list[str]  # verbs the environment parses in free text, beyond the listed actions
-    settled_actions: list[str]  # irreversible actions that the task's own words name (played without confirming)
-    reading: str  # what the last action read (a thermometer's value): shown to the program as what it read
+    n_valid: int  # how many valid actions the game listed, where ``valid_actions`` holds fewer (a bound)
 
 
 @dataclass
@@ -121,11 +124,6 @@ class BenchmarkHints:
     Read them with ``BenchmarkHints.of(benchmark)``, not with ``getattr`` at the read site. A benchmark declares a hint
     as a class attribute, an instance attribute or a property of the same name."""
 
-    max_actions: int | None = None  # how many valid actions a program shows (None: the program's own bound)
-    actions_ranked: bool = False  # the environment already orders its actions by relevance: keep that order
-    math_problems: bool = False  # what is read poses math problems (programs get a solver and a calculator)
-    irreversible: tuple[str, ...] = ()  # regexes of action families a program confirms before playing
-    low_priority: tuple[str, ...] = ()  # action prefixes that never move a game forward: listed last
     human_policy: Path | None = None  # a hand-written policy file (the ``human`` baseline, ``eval --policy human``)
     default_step_cap: int | None = None  # the step cap of a run that names none (interactive benchmarks)
     optimize_defaults: Mapping[str, Any] | None = None  # optimize settings that refine the benchmark kind's defaults

@@ -1,4 +1,6 @@
-"""ScienceWorld benchmark: folds from the package, bounded action lists, the real simulator, metric feedback.
+"""ScienceWorld: the benchmark (folds from the package, a neutral environment that reports the package's own valid
+actions, metric feedback), the scaffolded program's ScienceWorld knowledge (``programs/sciworld_knowledge.py``: which
+actions it lists, which focuses the task settles) and both programs on the real simulator.
 
 The simulator is a JVM (~1.5 s to start, ~0.1-0.25 s a step), so the tests that need it share one environment and
 keep episodes a few steps long; the whole file runs in well under a minute on 2 cores. One last test runs the real
@@ -12,11 +14,12 @@ import shutil
 import pytest
 from local_server_check import require_local_server
 
-from nlgrad.benchmarks.sciworld import FOLDS, ScienceWorldBenchmark
-from nlgrad.benchmarks.sciworld_actions import (MAX_ACTIONS, destination_words, focus_targets, is_reading,
-                                                next_focus_words, select_actions, settled_by_task)
+from nlgrad.benchmarks.sciworld import FOLDS, MAX_VALID_ACTIONS, ScienceWorldBenchmark
 from nlgrad.errors import BenchmarkError
-from nlgrad.programs.twx_react import free_form_action, parse_choice
+from nlgrad.programs.sciworld_knowledge import (MAX_ACTIONS, ScienceWorldView, destination_words, focus_targets,
+                                                is_reading, next_focus_words, room_of, select_actions,
+                                                settled_by_task)
+from nlgrad.programs.twx_scaffolded import free_form_action, parse_choice
 from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.protocols import Episode, Observation, Task
 from nlgrad.runtime.registry import load_benchmark, load_program
@@ -74,7 +77,7 @@ def test_folds_are_the_packages_own(living_env):
         assert env.get_variations_test() == list(range(test, end)), name
 
 
-# -------------------------------------------------------------------------------------------------- action list
+# ------------------------------------------------------------- the scaffolded program's list (sciworld_knowledge)
 KITCHEN_VALID = [
     "look around", "inventory", "wait", "wait1", "reset task", "task", "teleport to kitchen", "teleport to outside",
     "teleport to bathroom", "teleport to greenhouse", "go to outside", "go to door to outside", "focus on agent",
@@ -197,6 +200,31 @@ def test_the_named_focus_is_looked_for_where_seen_then_in_unvisited_rooms():
     assert hidden[0] == "open freezer" and hidden[-2] == "focus on ice cream"  # listed, not in sight: in there
 
 
+def test_the_programs_view_follows_rooms_focuses_and_readings():
+    # what the environment used to compute for the program (seen rooms, accepted focuses, the reading, the settled
+    # focus) the program's view now computes from the observations it sees
+    bathroom = "This room is called the bathroom. In it, you see:\n\ta thermometer\n\tunknown substance B"
+    valid = ["focus on thermometer", "focus on unknown substance b", "go to hallway", "wait1"]
+
+    def seen(message, look=bathroom):
+        return Observation(text=message, valid_actions=valid, info={"look": look, "message": message})
+
+    view = ScienceWorldView(THERMO)
+    actions, settled = view.observe(seen(""))
+    assert actions[0] == "focus on thermometer" and settled == ["focus on thermometer"]
+    assert list(view.seen) == ["bathroom"] and view.focused == 0
+    actions, settled = view.observe(seen("You focus on the thermometer."), "focus on thermometer")
+    assert view.focused == 1 and actions[0] == "focus on unknown substance b"
+    assert settled == ["focus on unknown substance b"]
+    view.observe(seen("The thermometer measures a temperature of 18 degrees celsius."),
+                 "use thermometer in inventory on unknown substance")
+    assert "18 degrees" in view.reading
+    view.observe(seen("You move to the hallway.", "This room is called the hallway."), "go to hallway")
+    assert view.reading == "" and list(view.seen) == ["bathroom", "hallway"]
+    view.observe(seen("Ambiguous action 'focus on b'", bathroom), "focus on b")  # not accepted: not counted
+    assert view.focused == 1
+
+
 # --------------------------------------------------------------------------------------------------- the metric
 def _episode(*, steps, raw, done, success=False, cap=False, actions=None, message="You focus on the banana."):
     task_obs = Observation(text="...", info={"task": "Your task is to find a(n) living thing.", "raw_score": 0})
@@ -251,9 +279,14 @@ def test_real_env_episode_focus_ambiguity_and_refusals(living_env):
     env = living_env
     task = Task(id="sciworld/find-living-thing/dev/150", split="dev", seed=150)
     obs = env.reset(task)
-    assert obs.info["room"] == "kitchen" and "living thing" in obs.info["task"]
-    assert 0 < len(obs.valid_actions) <= MAX_ACTIONS < obs.info["n_valid"]
+    assert room_of(obs.info["look"]) == "kitchen" and "living thing" in obs.info["task"]
     assert "focus" in obs.info["free_text_verbs"] and "reset" not in obs.info["free_text_verbs"]
+    # the package's own valid actions, in its order, less the refused "reset task"; nothing settled or read for the
+    # program, nothing ranked by the task
+    package = env._env.get_valid_action_object_combinations()
+    assert obs.valid_actions == [a for a in package if a != "reset task"][:MAX_VALID_ACTIONS]
+    assert MAX_ACTIONS < len(obs.valid_actions) == obs.info["n_valid"] - ("reset task" in package)
+    assert not {"settled_actions", "reading", "room"} & set(obs.info)
 
     ambiguous = env.step("focus on orange")  # orange in the bowl or the one held: cancelled, nothing focused
     assert "Ambiguous" in ambiguous.observation.text and "Nothing happened" in ambiguous.observation.text
@@ -262,7 +295,8 @@ def test_real_env_episode_focus_ambiguity_and_refusals(living_env):
     assert "not allowed" in refused.observation.text and not refused.done
 
     moved = env.step("teleport to outside")  # free text; the room's description comes with the message
-    assert moved.observation.info["room"] == "outside" and "You teleport to the outside." in moved.observation.text
+    assert room_of(moved.observation.info["look"]) == "outside"
+    assert "You teleport to the outside." in moved.observation.text
     assert "called the outside" in moved.observation.text and moved.score > 0 and not moved.done
 
     wrong = env.step("focus on axe")
@@ -300,9 +334,9 @@ def test_random_floor_runs_real_episodes(make_lm):
 
 
 @_sim
-def test_react_program_plays_numbers_free_text_and_overrides_garbage(script, make_lm):
+def test_scaffolded_program_plays_numbers_free_text_and_overrides_garbage(script, make_lm):
     bench = load_benchmark("sciworld/find-living-thing")
-    program = load_program("twx_react", bench)
+    program = load_program("twx_scaffolded", bench)
     assert program.max_actions == MAX_ACTIONS
     script(["teleport to outside", "%%%", "look around"])
     result = Executor(benchmark=bench, program=program, lm=make_lm(), step_cap=3, progress=False,
@@ -325,7 +359,8 @@ def test_focuses_the_task_names_are_played_unconfirmed_and_the_box_choice_is_con
     # on the thermometer and takes it, returns to the substance, focuses on it, takes it and measures it, with no
     # confirm call for either focus (the task names both). Which box is the agent's choice, shown the reading: "1"
     # in both orders names a box, then "none of these", so no box is played.
-    result, r, trace = play_scripted("sciworld/use-thermometer", ["1"] * 30, step_cap=10)
+    result, r, trace = play_scripted("sciworld/use-thermometer", ["1"] * 30, step_cap=10,
+                                     program="twx_scaffolded")
     assert r.output["actions"][:7] == [
         "go to kitchen", "focus on thermometer", "pick up thermometer", "go to bathroom",
         "focus on unknown substance", "pick up unknown substance", "use thermometer on unknown substance"]

@@ -1,4 +1,5 @@
-"""TextWorldExpress benchmark: deterministic disjoint splits, env episodes, metric feedback, action matching."""
+"""TextWorldExpress benchmark (deterministic disjoint splits, a neutral environment, metric feedback) and the
+scaffolded program (``twx_scaffolded``, also registered as ``twx_react``): action matching, ranking, confirmation."""
 
 import re
 import shutil
@@ -6,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from nlgrad.programs.twx_react import (consumes_unnamed, match_action, math_problem, note_outcome, pick_action,
-                                       rank_actions, shown_actions)
+from nlgrad.programs.twx_scaffolded import (consumes_unnamed, match_action, math_problem, note_outcome,
+                                            pick_action, rank_actions, shown_actions)
 from nlgrad.runtime.context import Output
 from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.registry import load_benchmark, load_program
@@ -80,7 +81,7 @@ def test_rank_actions_lists_an_action_that_lowered_the_score_after_the_other_unt
 def test_a_move_that_lowered_the_score_is_marked_in_later_states(play_scripted):
     # twc: a wrong "put X in Y" costs score; with a positional agent (always "1") the program must not keep
     # offering it as a fresh move when the room has changed
-    _, r, trace = play_scripted("twx/twc", ["1"] * 30, step_cap=30)
+    _, r, trace = play_scripted("twx/twc", ["1"] * 30, step_cap=30, program="twx_scaffolded")
     steps = [n for n in trace.nodes(kind="env") if n["route"] == "env.step"]
     prompts = [n["messages"][-1]["content"] for n in trace.nodes(kind="module")]
     worse = [(i, s["action"]) for i, s in enumerate(steps) if float(s["reward"]) < 0]
@@ -181,7 +182,7 @@ def test_human_policy_is_the_games_own_file_when_it_has_one(game, own):
 
 
 def test_text_answers_match_the_action_not_a_number_inside_it():
-    from nlgrad.programs.twx_react import match_action_text, parse_choice
+    from nlgrad.programs.twx_scaffolded import match_action_text, parse_choice
 
     actions = ["take 2 apples", "open door", "open door to west", "move east"]
     assert match_action_text("take 2 apples", actions) == (0, "text")
@@ -196,18 +197,18 @@ def test_text_answers_match_the_action_not_a_number_inside_it():
 
 
 def test_the_text_program_lists_actions_without_numbers():
-    from nlgrad.programs.twx_react import TWXReActProgram, TWXReActTextProgram
+    from nlgrad.programs.twx_scaffolded import TWXScaffoldedProgram, TWXScaffoldedTextProgram
 
     inputs = {"task": "Find the coin.", "last_action": "", "observation": "A kitchen.", "visited": ["kitchen"],
               "step": 1, "step_cap": 50, "actions": [{"text": "move east", "tried": False}]}
-    numbered = TWXReActProgram().act.render("", inputs)[-1]["content"]
-    text = TWXReActTextProgram().act.render("", {**inputs, "answer_text": True})[-1]["content"]
+    numbered = TWXScaffoldedProgram().act.render("", inputs)[-1]["content"]
+    text = TWXScaffoldedTextProgram().act.render("", {**inputs, "answer_text": True})[-1]["content"]
     assert "1. move east" in numbered and numbered.rstrip().endswith("Answer with one number.")
     assert "- move east" in text and "1." not in text
     assert text.rstrip().endswith("Answer with one action from the list.")
-    assert TWXReActTextProgram().act.max_tokens > TWXReActProgram().act.max_tokens
+    assert TWXScaffoldedTextProgram().act.max_tokens > TWXScaffoldedProgram().act.max_tokens
     with pytest.raises(ValueError, match="answer must be"):
-        TWXReActProgram(answer="letter")
+        TWXScaffoldedProgram(answer="letter")
 
 
 @needs_java
@@ -248,7 +249,7 @@ def test_arithmetic_is_solved_by_the_solve_module_and_the_calculator(make_lm, sc
     # dev seed 10001 reads "subtract 23 from 26"; the agent always answers "1", the solve module "26 - 23"
     recorder = script(["1", "1", "Expression: 26 - 23", "1", "1"] + ["1"] * 10)
     bench = load_benchmark("twx/arithmetic")
-    program = load_program("twx_react", bench)
+    program = load_program("twx_scaffolded", bench)
     assert program.routes == ["twx.act", "twx.solve"]
     result = Executor(benchmark=bench, program=program, lm=make_lm(), step_cap=20, progress=False,
                       keep_traces=True).run(bench.tasks("dev", 2)[1:])
@@ -269,7 +270,7 @@ def test_arithmetic_is_solved_by_the_solve_module_and_the_calculator(make_lm, sc
 def test_an_expression_the_calculator_refuses_is_recorded_and_the_game_goes_on(make_lm, script):
     script(["1", "1", "twenty six minus twenty three"] + ["1"] * 10)
     bench = load_benchmark("twx/arithmetic")
-    result = Executor(benchmark=bench, program=load_program("twx_react", bench), lm=make_lm(), step_cap=6,
+    result = Executor(benchmark=bench, program=load_program("twx_scaffolded", bench), lm=make_lm(), step_cap=6,
                       progress=False, keep_traces=True).run(bench.tasks("dev", 2)[1:])
     (r,) = result.results
     assert r.error is None, r.error
@@ -279,9 +280,9 @@ def test_an_expression_the_calculator_refuses_is_recorded_and_the_game_goes_on(m
 
 
 def test_games_without_math_problems_have_no_solve_route():
-    assert load_program("twx_react", load_benchmark("twx/coin")).routes == ["twx.act"]
+    assert load_program("twx_scaffolded", load_benchmark("twx/coin")).routes == ["twx.act"]
     # cooking has no math problem, but irreversible "cook X in ..." actions: the confirm route
-    assert load_program("twx_react", load_benchmark("twx/cooking")).routes == ["twx.act", "twx.confirm"]
+    assert load_program("twx_scaffolded", load_benchmark("twx/cooking")).routes == ["twx.act", "twx.confirm"]
 
 
 @needs_java
@@ -290,7 +291,7 @@ def test_cooking_lists_putting_an_ingredient_down_after_every_other_kind(make_lm
     # ingredient, so it ranked first by word overlap) is not listed while fresh actions remain
     recorder = script(["1"] * 5)
     bench = load_benchmark("twx/cooking")
-    result = Executor(benchmark=bench, program=load_program("twx_react", bench), lm=make_lm(), step_cap=5,
+    result = Executor(benchmark=bench, program=load_program("twx_scaffolded", bench), lm=make_lm(), step_cap=5,
                       progress=False, keep_traces=True).run(bench.tasks("dev", 1))
     (r,) = result.results
     assert r.output["actions"][-1] == "take yellow bell pepper"
@@ -319,7 +320,7 @@ def test_an_irreversible_pick_is_played_only_when_both_confirm_orders_name_it(ma
     # "cook yellow bell pepper in oven", which the confirm module checks against its three appliances, twice
     recorder = script(["1"] * 6 + confirm)
     bench = load_benchmark("twx/cooking")
-    program = load_program("twx_react", bench)
+    program = load_program("twx_scaffolded", bench)
     assert program.routes == ["twx.act", "twx.confirm"]
     result = Executor(benchmark=bench, program=program, lm=make_lm(), step_cap=6, progress=False,
                       keep_traces=True).run(bench.tasks("dev", 1))
@@ -353,7 +354,7 @@ def test_one_confirm_order_without_robust_confirm(make_lm, script):
     # robust_confirm=False: the first order only, as before; "1" plays the act's pick (the oven)
     recorder = script(["1"] * 7)
     bench = load_benchmark("twx/cooking")
-    program = load_program("twx_react", bench, robust_confirm=False)
+    program = load_program("twx_scaffolded", bench, robust_confirm=False)
     result = Executor(benchmark=bench, program=program, lm=make_lm(), step_cap=6, progress=False,
                       keep_traces=True).run(bench.tasks("dev", 1))
     (r,) = result.results
@@ -368,7 +369,7 @@ def test_none_of_these_never_plays_another_irreversible_action_unconfirmed(make_
     # set-aside family is never a cook or a cut that the confirm module did not check
     script(["1"] * 6 + ["4", "1"] * 12)
     bench = load_benchmark("twx/cooking")
-    result = Executor(benchmark=bench, program=load_program("twx_react", bench), lm=make_lm(), step_cap=12,
+    result = Executor(benchmark=bench, program=load_program("twx_scaffolded", bench), lm=make_lm(), step_cap=12,
                       progress=False, keep_traces=True).run(bench.tasks("dev", 1))
     (r,) = result.results
     assert r.error is None, r.error
@@ -377,3 +378,64 @@ def test_none_of_these_never_plays_another_irreversible_action_unconfirmed(make_
     for node in confirms:
         chosen = (node.get("override") or {}).get("chosen")
         assert chosen is None or not chosen.startswith(("cook ", "slice ", "dice ", "chop ")), chosen
+
+
+# ------------------------------------------------------------------------------- the environment reports, only
+@needs_java
+def test_the_environment_reports_the_games_own_valid_actions_in_the_games_order():
+    from textworld_express import TextWorldExpressEnv
+
+    from nlgrad.benchmarks.twx import MAX_VALID_ACTIONS
+
+    bench = load_benchmark("twx/cooking")
+    task = bench.tasks("dev", 1)[0]
+    env, raw = bench.make_env(), TextWorldExpressEnv(envStepLimit=1000)
+    try:
+        raw.load(gameName="cookingworld", gameParams=bench.params)
+        obs = env.reset(task)
+        text, infos = raw.reset(seed=task.seed, gameFold="dev", gameName="cookingworld", gameParams=bench.params)
+        assert obs.valid_actions == list(infos["validActions"])[:MAX_VALID_ACTIONS]  # as the game lists them
+        assert obs.text == text.strip() and obs.info["task"] == infos["taskDescription"]
+        assert set(obs.info) == {"look", "inventory", "state_key", "task", "moves"}  # nothing derived from the task
+        for action in obs.valid_actions[:3]:
+            step = env.step(action)
+            text, _, _, infos = raw.step(action)
+            assert step.observation.text == text.strip()
+            assert step.observation.valid_actions == list(infos["validActions"])[:MAX_VALID_ACTIONS]
+    finally:
+        env.close()
+        raw.close()
+
+
+@pytest.mark.parametrize("game", ["coin", "twc", "cooking", "arithmetic", "sorting"])
+def test_benchmarks_declare_no_game_knowledge_and_the_scaffolded_program_carries_it(game):
+    from nlgrad.programs.game_knowledge import knowledge_for
+
+    bench = load_benchmark(f"twx/{game}")
+    for hint in ("irreversible", "low_priority", "math_problems", "max_actions", "actions_ranked"):
+        assert not hasattr(bench, hint), hint
+    knowledge = knowledge_for(bench)
+    assert bool(knowledge.irreversible) == bool(knowledge.low_priority) == (game == "cooking")
+    assert knowledge.math_problems == (game == "arithmetic") and knowledge.view is None
+    assert bench.default_program == "twx_scaffolded"
+
+
+def test_twx_react_is_the_scaffolded_program_under_its_earlier_name():
+    from nlgrad.programs.twx_scaffolded import TWXScaffoldedProgram
+
+    bench = load_benchmark("twx/cooking")
+    alias, program = load_program("twx_react", bench), load_program("twx_scaffolded", bench)
+    assert isinstance(alias, TWXScaffoldedProgram) and (alias.name, program.name) == ("twx_react", "twx_scaffolded")
+    assert alias.routes == program.routes == ["twx.act", "twx.confirm"]
+    assert load_program("twx_react_text", bench).name == "twx_react_text"
+
+
+def test_the_scaffolded_program_reads_the_room_from_the_games_description():
+    from nlgrad.programs.twx_scaffolded import room_of
+    from nlgrad.runtime.protocols import Observation
+
+    assert room_of(Observation("", info={"look": "You are in the kitchen. In one part of the room you see"})) == \
+        "kitchen"
+    assert room_of(Observation("", info={"look": "This room is called the bathroom. In it, you see:"})) == "bathroom"
+    assert room_of(Observation("", info={"room": "hall", "look": "You are in the kitchen."})) == "hall"
+    assert room_of(Observation("")) == ""

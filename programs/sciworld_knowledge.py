@@ -1,13 +1,35 @@
-"""Which of ScienceWorld's valid actions a small agent is shown, and which irreversible ones the task settles.
+"""ScienceWorld game knowledge of the scaffolded program (``twx_scaffolded``): which of the game's valid actions a
+small agent is shown, in which order, and which irreversible ones the task's words settle.
 
-The package lists 100-1500 valid action strings per state; :func:`select_actions` keeps a bounded, ranked list (see
-``nlgrad.benchmarks.sciworld`` for the whole design), and :func:`settled_by_task` names the irreversible actions that
-the task's own words decide (``First, focus on the thermometer.``), so that they need no confirmation by the agent.
+The environment (``nlgrad.benchmarks.sciworld``) reports the game's own valid actions, 100-1500 per state; everything
+here is computed by the program from what it sees (the task text, the room description, the inventory, the game's
+messages), and is measured as part of the program's own floor (the program with a constant reply).
+
+- :func:`select_actions` keeps a bounded, ranked list (``MAX_ACTIONS`` = 20): travel (``go to`` neighbouring rooms,
+  teleport to the room the task names or to unvisited rooms), ``focus on``/``pick up``/``open``/``activate``/``read``
+  an object, ``move``/``use`` of or onto something the task names or the agent holds, and ``wait1``, each kind under a
+  quota, scored by overlap with the task's words. A ``focus on`` an object that shares no word with the task is
+  listed after every other kind (``UNRELATED_FOCUS``); words that only name the destination ("move it to the red
+  box") or any object ("the substance") do not count for a ``focus on``, and neither does a thing the task names as a
+  *later* focus (the substance before the thermometer). The thing the task names as its next focus (the thermometer;
+  the substance to melt) comes first once it is in sight, with taking it, and no other focus is listed; until then
+  travel ranks first (to a room where it was seen, else to unvisited ones), or opening containers where the game
+  lists it out of sight (the ice cream in a closed freezer). A move to the destination ranks low until the focuses
+  are made, and putting a held thing down where the task names nothing ranks low.
+- :func:`settled_by_task` names the irreversible actions the task's own words decide (``First, focus on the
+  thermometer.``; a move to the task's one destination once its focuses are made): the program plays them without
+  its confirm module. A move to one of two destinations (use-thermometer's boxes, by temperature) is confirmed.
+- :func:`is_reading`: a thermometer's reading of a thing the task names, which the confirm module is shown.
+- :class:`ScienceWorldView` follows one episode (rooms seen, focuses the game accepted, the latest reading) and
+  applies the three to each observation.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+
+from nlgrad.runtime.protocols import Observation
 
 MAX_ACTIONS = 20
 _WORD = re.compile(r"[a-z]+")
@@ -253,3 +275,46 @@ MEASURE_BONUS = 3.0  # using a held instrument (the thermometer) on the focused 
 HEAT_BONUS = 3.0  # activating an appliance where the task changes a state of matter (melt)
 KIND_BONUS = {"travel": 0.0, "focus on ": 1.0, "pick up ": 0.9, "move ": 0.5, "use ": 0.5, "open ": 0.6,
               "activate ": 0.7, "read ": 0.4}
+
+
+_ROOM = re.compile(r"called the ([^.]+)\.")
+
+
+def room_of(look: str) -> str:
+    """The room a ScienceWorld room description names ("This room is called the kitchen." -> kitchen), or ''."""
+    match = _ROOM.search(look)
+    return match.group(1) if match else ""
+
+
+@dataclass
+class ScienceWorldView:
+    """What the scaffolded program remembers of one ScienceWorld episode, and the action list it shows from it.
+
+    Call :meth:`observe` with every observation (after the reset, with no action; after a step, with the action
+    played). ``focused`` counts the ``focus on`` actions the game accepted (its message starts "You focus on"),
+    ``seen`` maps the rooms visited to their latest description (in the order first visited), and ``reading`` is the
+    game's message when the last action measured a thing the task names (else '')."""
+
+    task_text: str
+    limit: int = MAX_ACTIONS
+    focused: int = 0
+    seen: dict[str, str] = field(default_factory=dict)
+    reading: str = ""
+
+    def observe(self, observation: Observation, action: str | None = None) -> tuple[list[str], list[str]]:
+        """The actions to show for ``observation`` (:func:`select_actions`, best first) and those of them the task's
+        words settle (:func:`settled_by_task`)."""
+        info = observation.info
+        look, inventory = info.get("look", ""), info.get("inventory", "")
+        message = info.get("message", "")
+        room = room_of(look)
+        if room:
+            self.seen[room] = look
+        action = " ".join(str(action or "").split())
+        if action.startswith("focus on ") and message.lower().startswith("you focus on"):
+            self.focused += 1
+        self.reading = message if action and is_reading(action, message, self.task_text) else ""
+        actions = select_actions(list(observation.valid_actions), self.task_text, room, list(self.seen), look,
+                                 inventory, self.limit, self.focused, self.seen)
+        settled = [a for a in actions if settled_by_task(a, self.task_text, self.focused)]
+        return actions, settled
