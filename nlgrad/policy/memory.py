@@ -145,7 +145,14 @@ class PolicyMemory(BaseModel):
         ``for_input``, only the entries that concern that input (see :meth:`shown_entries`)."""
         if for_input is None:
             return render_entries(self.by_route.get(route, []))
-        return "\n".join(render_line(e) for e in self.shown_entries(route, for_input, selector))
+        return self.render_shown(route, for_input, selector)[0]
+
+    def render_shown(self, route: str, for_input: str | None,
+                     selector: EntrySelector | None = None) -> tuple[str, list[str]]:
+        """:meth:`render` and the ids of the entries it shows, from one selection (:meth:`shown_entries`): what a
+        module call is given and what its trace records (the runtime's ``SelectingPolicySource``)."""
+        entries = self.shown_entries(route, for_input, selector)
+        return "\n".join(render_line(e) for e in entries), [e.id for e in entries]
 
     def apply_to(self, prompt_text: str, route: str) -> str:
         """``prompt_text`` with this route's delimited policy block inserted or replaced (idempotent)."""

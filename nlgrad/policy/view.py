@@ -28,3 +28,7 @@ class PolicyView:
 
     def render(self, route: str, for_input: str | None = None) -> str:
         return self.memory.render(route, None if self.whole else for_input, self.selector)
+
+    def render_shown(self, route: str, for_input: str | None) -> tuple[str, list[str]]:
+        """The text a call with input ``for_input`` is given, and the ids of the entries it shows (one selection)."""
+        return self.memory.render_shown(route, None if self.whole else for_input, self.selector)

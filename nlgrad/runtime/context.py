@@ -15,7 +15,8 @@ from nlgrad.errors import StepCapReached, TaskTimeout
 from nlgrad.lm.client import LM
 from nlgrad.redact import redact
 from nlgrad.runtime.module import Module
-from nlgrad.runtime.protocols import EmptyPolicy, Environment, Episode, Observation, PolicySource, StepResult, Task
+from nlgrad.runtime.protocols import (EmptyPolicy, Environment, Episode, Observation, PolicySource,
+                                     SelectingPolicySource, StepResult, Task)
 from nlgrad.runtime.trace import Trace
 
 
@@ -97,11 +98,9 @@ class RunContext:
     def _policy_for(self, route: str, values: dict[str, Any]) -> tuple[str, list[str] | None]:
         """The route's policy text for a call with these inputs, and the ids of the entries it shows (None when the
         source cannot tell: it renders the route whole)."""
-        shown_entries = getattr(self.policy, "shown_entries", None)
-        if shown_entries is None:
+        if not isinstance(self.policy, SelectingPolicySource):
             return self.policy.render(route), None
-        text = "\n".join(str(v) for v in values.values())
-        return self.policy.render(route, for_input=text), [e.id for e in shown_entries(route, text)]
+        return self.policy.render_shown(route, "\n".join(str(v) for v in values.values()))
 
     # ---- tools --------------------------------------------------------------------------------------------------
     def tool(self, name: str, fn: Callable[..., Any], *, after=None, **args: Any) -> Output:

@@ -165,11 +165,21 @@ class Program(Protocol):
 class PolicySource(Protocol):
     """Gives the policy text for a route ("" when there is none). Policy memory implements this.
 
-    A source may also implement ``shown_entries(route, for_input) -> list`` (items with an ``id``) and accept
-    ``render(route, for_input=TEXT)``: then each module call is shown only the entries that concern its input
-    (conditional lessons, :mod:`nlgrad.policy.relevance`) and its trace node records their ids."""
+    A source that selects entries per input implements :class:`SelectingPolicySource` as well."""
 
     def render(self, route: str) -> str: ...
+
+
+@runtime_checkable
+class SelectingPolicySource(PolicySource, Protocol):
+    """A policy source that shows each module call only the entries that concern its input (conditional lessons,
+    :mod:`nlgrad.policy.relevance`); the call's trace node records which ones it saw. Policy memory and its view
+    (:class:`nlgrad.policy.view.PolicyView`) implement this."""
+
+    def render_shown(self, route: str, for_input: str) -> tuple[str, list[str]]:
+        """The route's policy text for a call whose input text is ``for_input``, and the ids of the entries that
+        text shows, in the order shown (one selection serves both)."""
+        ...
 
 
 class EmptyPolicy:

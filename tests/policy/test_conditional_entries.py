@@ -128,6 +128,39 @@ def test_each_module_call_sees_only_its_entries_and_the_trace_records_them(scrip
         assert node["policy_entries"] == [e.id for e in mem.shown_entries(ROUTE, request)]
 
 
+def test_one_selection_gives_a_call_its_text_and_the_ids_it_shows(script, make_lm):
+    from nlgrad.policy.view import PolicyView
+    from nlgrad.runtime.context import RunContext
+    from nlgrad.runtime.module import Module
+    from nlgrad.runtime.protocols import SelectingPolicySource, Task
+    from nlgrad.runtime.trace import Trace
+
+    class CountingSelector(PatternSelector):
+        calls = 0
+
+        def select(self, entries, text):
+            CountingSelector.calls += 1
+            return super().select(entries, text)
+
+    mem = memory()
+    for source in (mem, PolicyView(mem), PolicyView(mem, whole=True)):
+        assert isinstance(source, SelectingPolicySource)
+        for request in ("Reply in JSON", "Tell a story", "Use JSON and add a P.S."):
+            text, ids = source.render_shown(ROUTE, request)
+            assert text == source.render(ROUTE, for_input=request)
+            assert ids == [e.id for e in source.shown_entries(ROUTE, request)]
+
+    script(["ok"])
+    template = "{% block system %}{{ policy }}{% endblock %}{% block user %}{{ request }}{% endblock %}"
+    trace = Trace(task_id="t")
+    ctx = RunContext(task=Task(id="t", split="dev", inputs={}), lm=make_lm(), trace=trace,
+                     policy=PolicyView(mem, selector=CountingSelector()))
+    ctx.call(Module(route=ROUTE, template=template), request="Reply in JSON")
+    (node,) = trace.module_calls()
+    assert CountingSelector.calls == 1  # the text and the recorded ids come from the same selection
+    assert node["policy"] == mem.render(ROUTE, for_input="Reply in JSON") and len(node["policy_entries"]) == 2
+
+
 def test_a_view_renders_whole_or_places_the_lessons_before_the_input(script, make_lm):
     from nlgrad.policy.view import PolicyView
     from nlgrad.runtime.context import RunContext
