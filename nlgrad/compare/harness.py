@@ -27,7 +27,7 @@ from nlgrad.config import Settings
 from nlgrad.errors import ConfigError
 from nlgrad.files import write_json_atomic
 from nlgrad.lm.client import LM
-from nlgrad.runtime.executor import Executor
+from nlgrad.methods.base import OptimizeConfig, executor_for
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.rundir import RunDir
 
@@ -83,9 +83,7 @@ def _check_settings(out: Path, config: CompareConfig) -> None:
         write_json_atomic(path, config.model_dump(mode="json"))
 
 
-def optimize_config(config: CompareConfig, method: str, seed: int, benchmark) -> "Any":
-    from nlgrad.methods.base import OptimizeConfig
-
+def optimize_config(config: CompareConfig, method: str, seed: int, benchmark) -> OptimizeConfig:
     options = dict(config.method_options.get(method, {}))
     if method in BUDGET_OPTION:
         options.setdefault(BUDGET_OPTION[method], config.budget_rollouts)
@@ -160,12 +158,11 @@ class Harness:
         memory = store.load(outcome.final_version)
         test_start = time.monotonic()
         run_dir = RunDir(sd / "test").create()
-        lm = LM(self.settings)
-        step_cap = self.config.step_cap or getattr(self.benchmark, "default_step_cap", None)
-        result = Executor(benchmark=self.benchmark, program=self.program, lm=lm, policy=memory,
-                          workers=self.config.workers, step_cap=step_cap, run_dir=run_dir, progress=self.progress,
-                          console=self.console, label=f"test {method} seed {seed}",
-                          policy_for_task=outcome.policy_for_task).run(self.test_tasks, resume=True)
+        # the same executor as the optimize run's own (opt: this comparison's workers and step cap), with a fresh LM
+        result = executor_for(opt, benchmark=self.benchmark, program=self.program, lm=LM(self.settings), policy=memory,
+                              run_dir=run_dir, label=f"test {method} seed {seed}",
+                              policy_for_task=outcome.policy_for_task, progress=self.progress,
+                              console=self.console).run(self.test_tasks, resume=True)
         total = gross.total().to_dict()
         state = outcome.state
         return SeedRecord(

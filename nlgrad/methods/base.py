@@ -144,13 +144,11 @@ class Workspace:
 
     def executor(self, policy: PolicyMemory | None, *, run_dir: RunDir, label: str, keep_traces: bool = False,
                  progress: bool = False, console=None) -> Executor:
-        """The executor of this run's rollouts and test evaluations: the configured kind (thread or Ray), workers
-        and step cap, the workspace's benchmark, program, LM and per-task policy hook, and ``policy``."""
-        return make_executor(self.config.executor, ray_address=self.config.ray_address,
-                             benchmark=self.benchmark, program=self.program, lm=self.lm, policy=policy,
-                             workers=self.config.workers, step_cap=self.step_cap, run_dir=run_dir,
-                             progress=progress, console=console, keep_traces=keep_traces, label=label,
-                             policy_for_task=self.policy_for_task)
+        """The executor of this run's rollouts and test evaluations (:func:`executor_for` the run's config), with the
+        workspace's benchmark, program, LM and per-task policy hook, and ``policy``."""
+        return executor_for(self.config, benchmark=self.benchmark, program=self.program, lm=self.lm, policy=policy,
+                            run_dir=run_dir, label=label, policy_for_task=self.policy_for_task,
+                            keep_traces=keep_traces, progress=progress, console=console)
 
     def rollouts(self, tasks: list[Task], memory: PolicyMemory | None, *, label: str, iteration: int,
                  keep_traces: bool = True) -> RunResult:
@@ -167,6 +165,18 @@ class Workspace:
                 if r.task_id not in result.traces and run_dir.trace_path(r.task_id).exists():
                     result.traces[r.task_id] = Trace.load(run_dir.trace_path(r.task_id))
         return result
+
+
+def executor_for(config: OptimizeConfig, *, benchmark, program, lm: LM, policy: PolicyMemory | None, run_dir: RunDir,
+                 label: str, policy_for_task: PolicyForTask | None = None, keep_traces: bool = False,
+                 progress: bool = False, console=None) -> Executor:
+    """The one construction of an optimize run's executor (its rollouts, its test evaluation, and ``nlgrad compare``'s
+    test of a run's final policy): ``config``'s kind (thread or Ray) and workers, and the step cap of
+    :func:`~nlgrad.runtime.protocols.step_cap_for` (the benchmark's default where ``config`` names none)."""
+    return make_executor(config.executor, ray_address=config.ray_address, benchmark=benchmark, program=program,
+                         lm=lm, policy=policy, workers=config.workers,
+                         step_cap=step_cap_for(benchmark, config.step_cap), run_dir=run_dir, progress=progress,
+                         console=console, keep_traces=keep_traces, label=label, policy_for_task=policy_for_task)
 
 
 def guard_not_test(tasks: list[Task]) -> list[Task]:

@@ -55,17 +55,23 @@ def test_interrupted_run_resumes_with_the_same_counts(settings, fake_world, shou
     import nlgrad.compare.harness as harness
 
     reference = Harness(cfg(methods=["nlpg"], seeds=1), settings, tmp_path / "a").run().records[0]
-    real = harness.Executor
+    real = harness.executor_for
 
-    class Crash(real):
-        def run(self, *a, **kw):
+    def crashing_test_executor(*a, **kw):  # only the harness's own test evaluation (not the optimize run's)
+        executor = real(*a, **kw)
+
+        def run(*_a, **_kw):
             raise KeyboardInterrupt("killed during the test evaluation")
 
-    monkeypatch.setattr(harness, "Executor", Crash)
+        executor.run = run
+        return executor
+
+    monkeypatch.setattr(harness, "executor_for", crashing_test_executor)
     with pytest.raises(KeyboardInterrupt):
         Harness(cfg(methods=["nlpg"], seeds=1), settings, tmp_path / "b").run()
     assert SeedRecord.load(tmp_path / "b/nlpg/seed0") is None
-    monkeypatch.setattr(harness, "Executor", real)
+    assert (tmp_path / "b/nlpg/seed0/run/state.json").exists()  # the optimize run itself finished
+    monkeypatch.setattr(harness, "executor_for", real)
     resumed = Harness(cfg(methods=["nlpg"], seeds=1), settings, tmp_path / "b").run().records[0]
     assert resumed.test == reference.test and resumed.rollouts == reference.rollouts
     assert resumed.tokens == reference.tokens  # gross tokens: the same whether or not the cache served the calls
