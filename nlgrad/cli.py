@@ -5,92 +5,22 @@ Console script ``nlgrad``; from a checkout, ``python cli.py ...`` (the root laun
 
 from __future__ import annotations
 
-import functools
 import importlib
 import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 import nlgrad  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
-from nlgrad.config import load_settings
-from nlgrad.errors import NlgradError
+from nlgrad.cli_common import (CacheDirOpt, ConfigOpt, CriticOpt, ExecutorOpt, LmOpt, NoCacheOpt, RayAddressOpt,
+                               RunsDirOpt, benchmark_agent, err, handles_errors, learning_settings_from_options, out,
+                               settings_from_options, validated)
 
 app = typer.Typer(help="nlgrad: language-space gradients for frozen LLM agents.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
 local_app = typer.Typer(help="Manage the embedded local model servers.", no_args_is_help=True)
 app.add_typer(local_app, name="local")
-
-out = Console()
-err = Console(stderr=True)
-
-
-def handles_errors(fn):
-    """Turn nlgrad errors into one clear red line and exit code 2 (no traceback)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except NlgradError as exc:
-            err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
-            raise typer.Exit(2) from None
-
-    return wrapper
-
-
-def _settings(config: Optional[Path], lm: Optional[str], critic_lm: Optional[str], no_cache: bool,
-              cache_dir: Optional[Path], runs_dir: Optional[Path]):
-    settings = load_settings(config, cache_dir=cache_dir, runs_dir=runs_dir, use_cache=False if no_cache else None)
-    settings = settings.with_role_model("agent", lm)
-    settings = settings.with_role_model("critic", critic_lm)
-    return settings
-
-
-def _benchmark_agent(settings, benchmark_id: str, lm: Optional[str]):
-    """``--lm``, else the benchmark's own default agent (see :func:`nlgrad.installed_models.with_benchmark_agent`)."""
-    from nlgrad.installed_models import with_benchmark_agent
-    from nlgrad.runtime.registry import load_benchmark
-
-    from nlgrad.errors import NlgradError
-
-    try:
-        benchmark = load_benchmark(benchmark_id)
-    except NlgradError:  # an unknown id is reported where the benchmark is used
-        return settings
-    settings, warnings = with_benchmark_agent(settings, benchmark, lm)
-    for warning in warnings:
-        err.print(f"[yellow]warning:[/] {escape(warning)}")
-    return settings
-
-
-def _learning_settings(config: Optional[Path], lm: Optional[str], critic_lm: Optional[str], no_cache: bool,
-                       cache_dir: Optional[Path], runs_dir: Optional[Path]):
-    """:func:`_settings` for the commands that learn a policy (optimize, compare): ``--critic-lm`` also sets the
-    optimizer role, and local models that are not available are swapped per
-    :func:`~nlgrad.installed_models.with_available_local_models`, each swap printed as a warning."""
-    from nlgrad.installed_models import learning_settings
-
-    settings, warnings = learning_settings(_settings(config, lm, None, no_cache, cache_dir, runs_dir), critic_lm)
-    for warning in warnings:
-        err.print(f"[yellow]warning:[/] {escape(warning)}")
-    return settings
-
-
-ConfigOpt = typer.Option(None, "--config", help="TOML settings file (roles, cache, retries).")
-LmOpt = typer.Option(None, "--lm", help="Agent model, any litellm string (default: local/qwen2.5-coder-0.5b).")
-CriticOpt = typer.Option(None, "--critic-lm", help="Critic/optimizer model (default: local/qwen2.5-coder-1.5b).")
-NoCacheOpt = typer.Option(False, "--no-cache", help="Do not read or write the LM reply cache.")
-CacheDirOpt = typer.Option(None, "--cache-dir", help="LM reply cache directory.")
-RunsDirOpt = typer.Option(None, "--runs-dir", help="Where run directories are written (default: runs/).")
-ExecutorOpt = typer.Option("thread", "--executor",
-                           help="Where episodes run: thread or ray (pip install 'nlgrad\\[ray]').")
-RayAddressOpt = typer.Option(None, "--ray-address",
-                             help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray instance).")
-
 
 @app.command("eval")
 @handles_errors
@@ -119,7 +49,8 @@ def eval_cmd(
     from nlgrad.console import print_run
     from nlgrad.evaluate import EvalRequest, run_eval
 
-    settings = _benchmark_agent(_settings(config, lm, None, no_cache, cache_dir, runs_dir), benchmark, lm)
+    settings = benchmark_agent(settings_from_options(config, lm, None, no_cache, cache_dir, runs_dir), benchmark,
+                               lm)
     request = EvalRequest(benchmark=benchmark, split=split, n=n, workers=workers, program=program,
                           policy=str(policy) if policy else None, policy_version=policy_version,
                           policy_whole=policy_whole, policy_placement=policy_placement, step_cap=step_cap,
@@ -187,31 +118,17 @@ def optimize_cmd(
     from nlgrad.optimize import resolve_config, run_optimize
 
     options = parse_method_options(method_option, method=method)  # bad options fail before any model is touched
-    settings = _benchmark_agent(_learning_settings(config, lm, critic_lm, no_cache, cache_dir, runs_dir), benchmark,
-                                lm)
-    opt = _validated(resolve_config, method=method, benchmark=benchmark, program=program, iterations=iterations,
-                     batch=batch, val=val, test_n=test_n, seed=seed, workers=workers, step_cap=step_cap,
-                     min_support=min_support, margin=margin, gate_min_wins=gate_min_wins,
-                     gate_require_ci=gate_require_ci, init_policy=str(init_policy) if init_policy else None,
-                     executor=executor, ray_address=ray_address, method_options=options)
+    settings = benchmark_agent(learning_settings_from_options(config, lm, critic_lm, no_cache, cache_dir, runs_dir),
+                               benchmark, lm)
+    opt = validated(resolve_config, method=method, benchmark=benchmark, program=program, iterations=iterations,
+                    batch=batch, val=val, test_n=test_n, seed=seed, workers=workers, step_cap=step_cap,
+                    min_support=min_support, margin=margin, gate_min_wins=gate_min_wins,
+                    gate_require_ci=gate_require_ci, init_policy=str(init_policy) if init_policy else None,
+                    executor=executor, ray_address=ray_address, method_options=options)
     budget = Budget(calls=budget_calls, tokens=budget_tokens, usd=budget_usd, time_s=parse_duration(budget_time))
     outcome = run_optimize(opt, settings, out_dir, budget=budget, console=err, progress=sys.stderr.isatty(),
                            dry_run=dry_run)
     print_optimize(out, outcome, dry_run=dry_run)
-
-
-def _validated(model, **values):
-    """``model(**values)``; a validation error is shown as the flag that caused it."""
-    from pydantic import ValidationError
-
-    from nlgrad.errors import ConfigError
-
-    try:
-        return model(**values)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(x) for x in first["loc"])
-        raise ConfigError(first["msg"], field=f"--{field.replace('_', '-')}", value=first.get("input")) from None
 
 
 @local_app.command("start")

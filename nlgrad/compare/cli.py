@@ -10,8 +10,8 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from nlgrad.cli import (CacheDirOpt, ConfigOpt, CriticOpt, LmOpt, NoCacheOpt, _benchmark_agent,
-                            _learning_settings, _validated, err, handles_errors, out)
+    from nlgrad.cli_common import (CacheDirOpt, ConfigOpt, CriticOpt, LmOpt, NoCacheOpt, benchmark_agent, err,
+                                   handles_errors, learning_settings_from_options, out, validated)
 
     @app.command("compare")
     @handles_errors
@@ -51,12 +51,12 @@ def register(app: typer.Typer) -> None:
 
         names = [m.strip() for m in methods.split(",") if m.strip()]
         options = parse_compare_options(method_option, methods=names)  # fails before any model is touched
-        settings = _benchmark_agent(_learning_settings(config, lm, critic_lm, no_cache, cache_dir, None),
-                                    benchmark, lm)
-        cfg = _validated(CompareConfig, benchmark=benchmark, methods=names, budget_rollouts=budget_rollouts,
-                         seeds=seeds, test_n=test_n, val=val, batch=batch, workers=workers, step_cap=step_cap,
-                         program=program, budget_tokens=budget_tokens, gate_min_wins=gate_min_wins,
-                         gate_require_ci=gate_require_ci, method_options=options)
+        settings = benchmark_agent(learning_settings_from_options(config, lm, critic_lm, no_cache, cache_dir, None),
+                                   benchmark, lm)
+        cfg = validated(CompareConfig, benchmark=benchmark, methods=names, budget_rollouts=budget_rollouts,
+                        seeds=seeds, test_n=test_n, val=val, batch=batch, workers=workers, step_cap=step_cap,
+                        program=program, budget_tokens=budget_tokens, gate_min_wins=gate_min_wins,
+                        gate_require_ci=gate_require_ci, method_options=options)
         start = time.monotonic()
         results = Harness(cfg, settings, out_dir, console=err, progress=sys.stderr.isatty()).run()
         out.print(to_rich(results.rows, results.reference, title=f"{benchmark}: test split "

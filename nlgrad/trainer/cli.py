@@ -32,7 +32,7 @@ def _config(**values):
 
 
 def register(app: typer.Typer) -> None:
-    from nlgrad.cli import err, handles_errors, out
+    from nlgrad.cli_common import err, handles_errors, out
 
     @app.command("train")
     @handles_errors
