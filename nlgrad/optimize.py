@@ -191,7 +191,9 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
     if dry_run:
         return estimate(config, benchmark, program)
     method = load_method(config.method, config.method_options)
-    check_models(settings, ("agent", "critic", "optimizer"))
+    # a method whose own model plays the agent (JERP with a trainer) does not use the agent role's model
+    check_models(settings, ("critic", "optimizer") if getattr(method, "own_agent", False)
+                 else ("agent", "critic", "optimizer"))
     _check_writable(out)
     with RunLock(out, field="--out"):  # one live writer per --out (a second is refused, naming the holder's pid)
         return _run_locked(config, settings, out, method, benchmark, program, budget=budget, console=console,

@@ -14,9 +14,13 @@
   successful reference of its family and proposes ADD / EDIT / UPVOTE / DOWNVOTE / MERGE; the update is applied
   under the policy bounds and the pool is pruned to ``capacity`` (lowest utility first). Successes of the batch
   become references (``run/jerp_references.json``).
-* **Weight half seam** - ``iter-NNNN/jerp_batch.jsonl`` lists each rollout (task, family, query, retrieved rule ids,
-  score, trace path) and an optional :class:`WeightLearner` gets the same records: the companion trainer's joint
-  RL update of the agent on the same trajectories plugs in there.
+* **Weight half** - ``iter-NNNN/jerp_batch.jsonl`` lists each rollout (task, family, query, retrieved rule ids,
+  score, trace path) and an optional :class:`WeightLearner` gets the same records. ``trainer=CONFIG.toml`` (or an
+  inline JSON table of trainer options) makes it the companion trainer's
+  (:class:`nlgrad.trainer.jerp_weights.TrainerWeightLearner`, needs ``nlgrad[train]``): the trained HF model is
+  then the agent, it plays each batch task G times (rollouts ``<task>#<g>``), JERP reads those rollouts, and the
+  trainer takes a weight step on the same trajectories (advantages from its configured estimator) and checkpoints
+  it under ``run/weights/``, every iteration.
 
 Cost per iteration: ``batch`` rollouts + at most ``max_reflect`` reflector calls + the shared gate (2 x ``--val``
 rollouts, none with ``gate="none"``); embedding is local (MiniLM on the CPU, ~40 s to load once).
@@ -185,7 +189,14 @@ def trajectory_lines(trace: Trace, max_lines: int = 12, chars: int = 90) -> list
 
 # ------------------------------------------------------------------------------------------------ the method
 class WeightLearner(Protocol):
-    """Seam for the weight half of JERP: called after each batch with the rollout records of that batch."""
+    """Seam for the weight half of JERP: ``on_batch`` is called after each batch with the rollout records of that
+    batch (those JERP reflected on), before the pool update is applied.
+
+    Optional, found with ``hasattr``: ``setup(ws)``, called by :meth:`JERP.setup` after the retrieval hook is set
+    (e.g. to load a model and make it the workspace's agent); ``rollouts(ws, tasks, memory, *, iteration)`` ->
+    ``(RunResult, rollout tasks)``, which plays the batch instead of ``ws.rollouts`` (e.g. G rollouts per task by
+    the model being trained, so that the trajectories JERP reads are the ones the weights learn from). The
+    companion trainer's implementation is :class:`nlgrad.trainer.jerp_weights.TrainerWeightLearner`."""
 
     def on_batch(self, records: list[dict[str, Any]], ws: Workspace, iteration: int) -> None: ...
 
@@ -196,9 +207,16 @@ class JERP:
     def __init__(self, *, k: int = 4, capacity: int = 16, utility_weight: float = 0.1, min_failures: int = 2,
                  min_utility: int | None = -3, max_reflect: int = 3, max_ops: int = 3, max_references: int = 8,
                  embedder: str = "auto", gate: Literal["val", "none"] = "val", reflect_tokens: int = 320,
-                 check_lessons: bool = True, weight_learner: WeightLearner | None = None):
+                 check_lessons: bool = True, weight_learner: WeightLearner | None = None,
+                 trainer: str | dict[str, Any] | None = None):
         if gate not in ("val", "none"):
             raise ValueError(f"gate must be val or none, got {gate!r}")
+        if trainer is not None:  # the companion trainer's weight half (options checked now, model loaded in setup)
+            if weight_learner is not None:
+                raise ValueError("give JERP a weight_learner or trainer options, not both")
+            from nlgrad.trainer.jerp_weights import TrainerWeightLearner
+
+            weight_learner = TrainerWeightLearner(trainer)
         self.k, self.capacity, self.utility_weight = k, capacity, utility_weight
         self.min_failures, self.min_utility = min_failures, min_utility
         self.max_reflect, self.max_ops = max_reflect, max_ops
@@ -209,8 +227,17 @@ class JERP:
         self.skipped: list[dict[str, str]] = []
 
     def setup(self, ws: Workspace) -> None:
-        """Called by the optimize loop before any rollout (also on resume): retrieval for every rollout."""
+        """Called by the optimize loop before any rollout (also on resume): retrieval for every rollout, then the
+        weight learner's own setup (the trainer loads or resumes its model and becomes the agent)."""
         self.install(ws)
+        if self.weight_learner is not None and hasattr(self.weight_learner, "setup"):
+            self.weight_learner.setup(ws)
+
+    @property
+    def own_agent(self) -> bool:
+        """Whether the agent is the weight learner's model, not the configured agent role (the optimize loop then
+        does not check that role's model)."""
+        return self.weight_learner is not None and hasattr(self.weight_learner, "rollouts")
 
     def install(self, ws: Workspace) -> Embedder:
         """Set the workspace's per-task policy hook to a :class:`Retriever` (idempotent); return its embedder."""
@@ -265,8 +292,11 @@ class JERP:
         cfg = ws.config
         embedder = self.install(ws)
         batch = ws.sampler.sample(ws.train_tasks, cfg.batch, iteration)
-        by_id = {t.id: t for t in batch}
-        rollouts = ws.rollouts(batch, memory, label="rollouts", iteration=iteration)
+        if self.own_agent:  # the weight learner plays the batch (G rollouts per task by the model it trains)
+            rollouts, played = self.weight_learner.rollouts(ws, batch, memory, iteration=iteration)
+        else:
+            rollouts, played = ws.rollouts(batch, memory, label="rollouts", iteration=iteration), batch
+        by_id = {t.id: t for t in played}
         batch_mean = sum(rollouts.scores) / len(rollouts.scores) if rollouts.scores else 0.0
         refs = ReferenceStore(ws.work_dir / "jerp_references.json", max_per_family=self.max_references)
 
@@ -278,6 +308,8 @@ class JERP:
                             "query": info.get("query", ""), "retrieved": info.get("retrieved", {}),
                             "score": r.score, "success": r.success, "error": r.error,
                             "trace": f"{ws.iteration_dir(iteration).name}/rollouts/traces"})
+            if "rollout_of" in by_id[r.task_id].meta:  # one of G rollouts of a task
+                records[-1]["rollout_of"] = by_id[r.task_id].meta["rollout_of"]
             if trace is not None and not r.error:
                 presence.append(Presence(r.task_id, r.success, retrieved_ids(trace)))
         votes = presence_votes(presence, min_failures=self.min_failures)
@@ -288,6 +320,7 @@ class JERP:
             if self.check_lessons else set()
         failures = sorted((r for r in rollouts.results if not r.success and not r.error
                            and r.task_id in rollouts.traces), key=lambda r: (r.score, r.task_id))
+        failures = _distinct_tasks_first(failures, by_id)
         current = {}
         for rec, r in zip(records, rollouts.results):
             if r.success and r.task_id in rollouts.traces:
@@ -330,6 +363,18 @@ class JERP:
         note = report.summary() + (f"; pruned {len(prune.applied)}" if prune.applied else "")
         return Proposal(candidate, ops + [a.op for a in prune.applied], report, batch_mean, note=note,
                         gate_decision=decision)
+
+
+def _distinct_tasks_first(failures: list, by_id: dict[str, Task]) -> list:
+    """``failures`` (in order) with each task's first failed rollout before any task's second, and so on, so that
+    the reflector sees several tasks when a task was played G times (a batch of single rollouts is unchanged)."""
+    seen: dict[str, int] = {}
+    ranked = []
+    for position, r in enumerate(failures):
+        task = by_id[r.task_id].meta.get("rollout_of", r.task_id)
+        ranked.append((seen.get(task, 0), position, r))
+        seen[task] = seen.get(task, 0) + 1
+    return [r for _, _, r in sorted(ranked, key=lambda x: (x[0], x[1]))]
 
 
 def _write_jsonl(ws: Workspace, iteration: int, records: list[dict[str, Any]]) -> None:

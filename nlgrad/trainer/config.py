@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 METHODS = ("grpo", "gigpo", "progpo", "cigpo", "hidifftir", "milegpo", "tigpo", "actguide", "tapo", "stapo", "iapo")
 
@@ -103,3 +103,24 @@ class TrainConfig(BaseModel):
         """What must match for a resume (see RESUMABLE_FIELDS for what may change)."""
         data = self.model_dump(mode="json", exclude=RESUMABLE_FIELDS)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+    def resume_differences(self, saved: dict[str, Any]) -> list[str]:
+        """``name: saved -> now`` for every option (outside RESUMABLE_FIELDS) in which the configuration ``saved``
+        in a run directory differs from this one; empty when the run may resume with this configuration.
+
+        A run written before an option existed saved no value for it: the option's default stands in, because an
+        option is added with the default that keeps the earlier behaviour (e.g. ``rules=None``: no rule pool). So
+        such a run resumes when the new options are left at their defaults. A saved option this version does not
+        know (a newer version's, or one since removed), or a saved value it no longer accepts, is a difference."""
+        unknown = sorted(set(saved) - set(type(self).model_fields))
+        if unknown:
+            return [f"{name}: {saved[name]!r} (an option this version does not have)" for name in unknown]
+        try:
+            before = type(self).model_validate(saved)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(x) for x in first["loc"]) or "options"
+            return [f"{where}: {first.get('input')!r} ({first['msg']})"]
+        then = before.model_dump(mode="json", exclude=RESUMABLE_FIELDS)
+        now = self.model_dump(mode="json", exclude=RESUMABLE_FIELDS)
+        return [f"{name}: {then.get(name)!r} -> {now[name]!r}" for name in sorted(now) if then.get(name) != now[name]]

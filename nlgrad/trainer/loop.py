@@ -39,7 +39,7 @@ from nlgrad.trainer.env_states import RecordingBenchmark, StateLog
 from nlgrad.trainer.hf_lm import PolicyLM
 from nlgrad.trainer.loss import ppo_clip_loss
 from nlgrad.trainer.policy_model import Policy, load_policy
-from nlgrad.trainer.rollout import Turn, collect_groups
+from nlgrad.trainer.rollout import EpisodeRollout, Turn, collect_groups
 from nlgrad.trainer.rule_retrieval import rule_pool_hooks
 
 
@@ -79,12 +79,16 @@ def _peak_memory_mb(device: torch.device) -> float:
 
 class Trainer:
     def __init__(self, config: TrainConfig, out_dir: Path, *, policy: Policy | None = None,
-                 console: Console | None = None, on_step: Callable[[dict[str, Any]], None] | None = None):
+                 console: Console | None = None, on_step: Callable[[dict[str, Any]], None] | None = None,
+                 benchmark: Any = None, program: Any = None):
+        """``benchmark`` / ``program``: already loaded objects for ``config.benchmark`` / ``config.program`` (JERP's
+        weight half passes its workspace's), else they are loaded by id."""
         self.config, self.out_dir = config, Path(out_dir)
         self.console = console or Console(stderr=True)
         self.on_step = on_step
-        self.benchmark = load_benchmark(config.benchmark)
-        self.program = load_program(config.program or self.benchmark.default_program, benchmark=self.benchmark)
+        self.benchmark = benchmark if benchmark is not None else load_benchmark(config.benchmark)
+        self.program = program if program is not None else load_program(
+            config.program or self.benchmark.default_program, benchmark=self.benchmark)
         self.train_tasks = self.benchmark.tasks("train")
         if any(t.split == "test" for t in self.train_tasks):  # pragma: no cover - defensive
             raise ConfigError("training never sees the test split", field="benchmark", value=config.benchmark)
@@ -122,9 +126,13 @@ class Trainer:
         if config_path.exists():
             saved = json.loads(config_path.read_text(encoding="utf-8"))
             if saved.get("fingerprint") != self.config.fingerprint():
-                raise ConfigError("this output directory holds a run with a different configuration; use another "
-                                  "--out or the same options (only steps, eval and device may change)",
-                                  field="--out", value=str(self.out_dir))
+                # an older run's fingerprint lacks options added since: it resumes if they are at their defaults
+                changed = (self.config.resume_differences(saved["config"]) if isinstance(saved.get("config"), dict)
+                           else ["(the saved configuration has no options to compare)"])
+                if changed:
+                    raise ConfigError("this output directory holds a run with a different configuration ("
+                                      + "; ".join(changed) + "); use another --out or the same options (only "
+                                      "steps, eval and device may change)", field="--out", value=str(self.out_dir))
         self.out_dir.mkdir(parents=True, exist_ok=True)
         write_json_atomic(config_path, {"fingerprint": self.config.fingerprint(),
                                         "config": self.config.model_dump(mode="json"), "model": self.policy.source})
@@ -194,6 +202,14 @@ class Trainer:
             method_stats.update(guide_zero_groups(self.executor, self.lm, groups, hint=cfg.guide_hint,
                                                   state_log=self.state_log))
         t_rollout = time.monotonic() - t0
+        return self.learn(groups, step, tasks=tasks, method_stats=method_stats, t0=t0, t_rollout=t_rollout)
+
+    def learn(self, groups: list[list[EpisodeRollout]], step: int, *, tasks: list, method_stats: dict[str, Any],
+              t0: float, t_rollout: float) -> dict[str, Any]:
+        """Advantages by the configured method, then the PPO passes, on rollout ``groups`` (G episodes of a task
+        each); returns the step's log record. ``train_step`` calls it on its own rollouts; JERP's weight half
+        (:mod:`nlgrad.trainer.jerp_weights`) on the rollouts JERP's iteration read."""
+        cfg = self.config
         method_stats.update(assign_advantages(groups, cfg, step, self.scorer, task_stats=self.task_stats))
         episodes = [ep for group in groups for ep in group]
         turns = [t for ep in episodes for t in ep.turns if t.completion_ids]
@@ -262,6 +278,14 @@ class Trainer:
             record["first_error"] = errors[0]
         return record
 
+    def save_checkpoint(self, step: int, **state: Any) -> Path:
+        """Checkpoint ``step`` completed steps (weights, optimizer, RNG, TIGPO's statistics, ``state``)."""
+        cfg = self.config
+        return ckpt.save_checkpoint(self.ckpt_dir, step, self.policy.model, self.optimizer,
+                                    {"method": cfg.method, "fingerprint": cfg.fingerprint(),
+                                     "task_stats": self.task_stats.to_dict(), **state},
+                                    keep=cfg.keep_checkpoints)
+
     # ---- the run --------------------------------------------------------------------------------------------
     def run(self) -> TrainOutcome:
         cfg = self.config
@@ -282,10 +306,7 @@ class Trainer:
                                    f"loss {record['loss']:.4f} kl {record['kl']:.4f} "
                                    f"turns {record['trained_turns']}/{record['turns']} {record['wall_s']:.1f}s")
                 if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps:
-                    ckpt.save_checkpoint(self.ckpt_dir, step + 1, self.policy.model, self.optimizer,
-                                         {"method": cfg.method, "fingerprint": cfg.fingerprint(),
-                                          "task_stats": self.task_stats.to_dict()},
-                                         keep=cfg.keep_checkpoints)
+                    self.save_checkpoint(step + 1)
         finally:
             self.executor._close_envs()  # the executor pools one environment per thread; close them
         train_s = time.monotonic() - t_start
