@@ -28,8 +28,9 @@ def value_text(value: Any) -> str:
         return str(value)
 
 
-def clip(text: str, limit: int) -> str:
-    """``text`` if it fits in ``limit`` characters, else its head (two thirds) and tail around ``[...]``."""
+def elide_middle(text: str, limit: int) -> str:
+    """``text`` if it fits in ``limit`` characters, else its head (two thirds) and tail around ``[...]`` (an example
+    keeps its start and its end; :func:`nlgrad.text.clip` keeps only the start)."""
     text = text.strip()
     if len(text) <= limit:
         return text
@@ -46,12 +47,12 @@ def _field(label: str, value: str, indent: str) -> list[str]:
 
 
 def _format(inputs: Mapping[str, Any], output: Any, limit: int) -> str:
-    fields = [(str(k), clip(value_text(v), limit)) for k, v in inputs.items()]
+    fields = [(str(k), elide_middle(value_text(v), limit)) for k, v in inputs.items()]
     if len(fields) == 1:
         lines = _field("Input", fields[0][1], "")
     else:
         lines = ["Input:", *(line for name, value in fields for line in _field(name, value, "  "))]
-    lines += _field("Output", clip(value_text(output), limit), "")
+    lines += _field("Output", elide_middle(value_text(output), limit), "")
     return "\n".join(lines)
 
 

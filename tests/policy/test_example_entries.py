@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from nlgrad.policy import AddOp, EntryKind, PolicyBounds, PolicyEntry, PolicyMemory, PolicyStore, apply_update
 from nlgrad.policy.cli import policy_app
-from nlgrad.policy.examples import clip, format_example
+from nlgrad.policy.examples import elide_middle, format_example
 from nlgrad.policy.schema import MAX_EXAMPLE_CHARS, MAX_EXAMPLES_PER_ROUTE
 
 ROUTE = "qa.answer"
@@ -31,7 +31,7 @@ def test_format_example_one_field_several_fields_and_long_values():
     assert format_example({"text": "word number 3"}, "WORD NUMBER 3") == "Input: word number 3\nOutput: WORD NUMBER 3"
     text = format_example({"question": "Who?", "context": "line a\nline b"}, {"answer": "Paris"})
     assert text == ('Input:\n  question: Who?\n  context:\n    line a\n    line b\nOutput: {"answer": "Paris"}')
-    assert clip("x" * 50, 20) == "x" * 8 + " [...] " + "x" * 5
+    assert elide_middle("x" * 50, 20) == "x" * 8 + " [...] " + "x" * 5
     huge = format_example({"a": "y" * 50_000, "b": "z" * 50_000}, "w" * 9000)
     assert len(huge) <= MAX_EXAMPLE_CHARS and " [...] " in huge
 
