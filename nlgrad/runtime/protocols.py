@@ -60,6 +60,14 @@ class ObservationInfo(TypedDict, total=False):
     message: str  # the game's reply to the last action, where the observation text adds more to it
     free_text_verbs: list[str]  # verbs the environment parses in free text, beyond the listed actions
     n_valid: int  # how many valid actions the game listed, where ``valid_actions`` holds fewer (a bound)
+    # tool-using conversations (tau2)
+    domain: str  # the service domain, e.g. "retail"
+    policy: str  # the domain policy the agent must follow (the benchmark's text, not nlgrad's policy memory)
+    tools: list[str]  # the tools' signatures, one line each
+    tool_names: list[str]  # the names a tool call may use
+    errors: list[str]  # the episode's failed tool calls and unreadable replies so far
+    ended_by: str | None  # what ended the conversation (None while it goes on)
+    done: bool  # the conversation is over
 
 
 @dataclass
