@@ -10,6 +10,12 @@ score; the same numbers go to ``$OUT/gpu_train_check.json`` (with the curves) wh
 
 Weights come from the given path only (HF directory or .gguf); nothing is downloaded. Without a path a randomly
 initialized 271M Llama measures throughput and memory (its score is the program's own fallback behaviour).
+
+Then (``--jerp-iterations``, default 1; 0 skips it) JERP's weight half on the same device: ``nlgrad optimize --method
+jerp`` with the same model as its trainer (a fresh copy), ``--batch`` = tasks per step, G = group size, the
+reflector off (``max_reflect=0``: no LM call leaves the machine; the pool changes by presence votes only) and
+``gate=none``; it reports the iterations done, their wall time, updates, whether the losses were finite and the
+weight checkpoint written (``jerp_*`` keys). A failure there is reported as ``jerp_error`` and exits 1.
 Use scripts/gpu_train_check.sh on a bare GPU machine: it installs the carried wheels and nlgrad first.
 """
 
@@ -40,6 +46,8 @@ def main() -> int:
     ap.add_argument("--minibatch", type=int, default=16)
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out", default="/tmp/nlgrad-gpu-train-check")
+    ap.add_argument("--jerp-iterations", type=int, default=int(os.environ.get("JERP_ITERATIONS", 1)),
+                    help="iterations of optimize --method jerp with this model as trainer afterwards (0: skip)")
     args = ap.parse_args()
 
     import torch
@@ -94,14 +102,55 @@ def main() -> int:
         "train_score_last": curves[-1]["score_mean"] if curves else None,
         "loss_finite": all(c["loss"] == c["loss"] for c in curves),
     }
-    print("RESULT " + " ".join(f"{k}={result[k]}" for k in ("steps_per_s", "tokens_per_s", "peak_memory_gb",
-                                                            "eval_score", "train_wall_s", "rollout_s")), flush=True)
+    if args.jerp_iterations > 0:
+        del trainer, outcome  # free the first model before JERP loads its own copy
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        result.update(jerp_check(args, lora=lora, lr=lr))
+    keys = ("steps_per_s", "tokens_per_s", "peak_memory_gb", "eval_score", "train_wall_s", "rollout_s",
+            "jerp_iterations", "jerp_wall_s", "jerp_updates", "jerp_checkpoint", "jerp_error")
+    print("RESULT " + " ".join(f"{k}={result[k]}" for k in keys if k in result), flush=True)
     print(json.dumps(result, indent=2))
     if os.environ.get("OUT"):
         dest = Path(os.environ["OUT"])
         dest.mkdir(parents=True, exist_ok=True)
         (dest / "gpu_train_check.json").write_text(json.dumps({"result": result, "curves": curves}, indent=2))
-    return 0 if result["loss_finite"] else 1
+    return 0 if result["loss_finite"] and "jerp_error" not in result and result.get("jerp_loss_finite", True) else 1
+
+
+def jerp_check(args, *, lora: bool, lr: float) -> dict:
+    """``--jerp-iterations`` iterations of JERP with this model as its trainer (see the module docstring)."""
+    import math
+
+    from nlgrad.config import RoleConfig, Settings
+    from nlgrad.methods.base import OptimizeConfig
+    from nlgrad.optimize import run_optimize
+    from nlgrad.trainer.checkpoint import latest_checkpoint
+
+    out = Path(args.out + "-jerp")
+    shutil.rmtree(out, ignore_errors=True)
+    trainer = {"model": args.model, "method": args.method, "lora": lora, "device": args.device,
+               "group_size": args.group_size, "lr": lr, "minibatch": args.minibatch}
+    unused = RoleConfig(model="openai/unused")  # max_reflect=0: the critic / optimizer roles are never called
+    settings = Settings(roles={"agent": unused, "critic": unused, "optimizer": unused}, use_cache=False,
+                        runs_dir=out / "runs")
+    config = OptimizeConfig(method="jerp", benchmark=args.benchmark, iterations=args.jerp_iterations,
+                            batch=args.tasks_per_step, val=1, test_n=0, step_cap=args.step_cap,
+                            method_options={"trainer": trainer, "gate": "none", "max_reflect": 0,
+                                            "embedder": "lexical"})
+    t0 = time.monotonic()
+    try:
+        outcome = run_optimize(config, settings, out, progress=False)
+        records = [json.loads((out / "run" / f"iter-{i:04d}" / "weights.json").read_text())
+                   for i in range(1, outcome.state.completed + 1)]
+    except Exception as exc:  # noqa: BLE001 - reported in the RESULT line, after the trainer's numbers
+        return {"jerp_error": f"{type(exc).__name__}: {exc}"[:300].replace(" ", "_")}
+    ckpt = latest_checkpoint(out / "run" / "weights" / "checkpoints")
+    return {"jerp_iterations": outcome.state.completed, "jerp_wall_s": round(time.monotonic() - t0, 2),
+            "jerp_updates": sum(r.get("updates", 0) for r in records),
+            "jerp_episodes": sum(r.get("episodes", 0) for r in records),
+            "jerp_loss_finite": all(math.isfinite(r.get("loss", 0.0)) for r in records),
+            "jerp_checkpoint": ckpt.name if ckpt else None}
 
 
 if __name__ == "__main__":

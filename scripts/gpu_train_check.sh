@@ -8,9 +8,11 @@
 #                                                  # and nlgrad into /tmp, then python3 scripts/gpu_train_check.py
 #
 # MODEL: an HF model directory or .gguf file on that machine (LoRA), or nothing for a random-init 271M Llama
-# (random:1024x24, full fine-tuning) that measures throughput and memory. Env: METHOD (gigpo), STEPS (6),
-# EVAL_N (8), BENCHMARK (twx/coin). Prints "RESULT steps_per_s=... tokens_per_s=... peak_memory_gb=...
-# eval_score=..." and writes $OUT/gpu_train_check.json when $OUT is set. Weights are never downloaded.
+# (random:1024x24, full fine-tuning) that measures throughput and memory; then one iteration of JERP's weight half
+# (optimize --method jerp with that model as trainer, no LM calls). Env: METHOD (gigpo), STEPS (6), EVAL_N (8),
+# BENCHMARK (twx/coin), JERP_ITERATIONS (1; 0 skips the JERP leg). Prints "RESULT steps_per_s=... tokens_per_s=...
+# peak_memory_gb=... eval_score=... jerp_updates=..." and writes $OUT/gpu_train_check.json when $OUT is set.
+# Weights are never downloaded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHEELS=.whl
@@ -70,6 +72,9 @@ def completion(*args, **kwargs):
     raise RuntimeError("litellm is not installed on this machine (stub from scripts/gpu_train_check.sh)")
 def completion_cost(*args, **kwargs):
     return 0.0
+def get_llm_provider(model, api_base=None, **kwargs):  # nlgrad.lm.client.check_models (JERP leg's unused roles)
+    return model.split("/", 1)[-1], model.split("/", 1)[0], None, api_base
+suppress_debug_info = True
 PYEOF
     export PYTHONPATH="$PYTHONPATH:$stubs"
   fi
@@ -83,5 +88,5 @@ PYEOF
 case "${1:-}" in
   prepare) prepare ;;
   run) shift; run "$@" ;;
-  *) sed -n '2,14p' "$0"; exit 2 ;;
+  *) sed -n '2,15p' "$0"; exit 2 ;;
 esac
