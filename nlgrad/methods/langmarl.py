@@ -12,7 +12,7 @@ without it counts each route as one agent). Each agent's policy is its own route
    handed to every agent unchanged;
 3. a per-agent **gradient**: a short improvement note from that agent's credit and its current policy;
 4. per-agent **aggregation** across the K trajectories: an LM groups notes that say the same thing (optional,
-   ``llm_aggregate``), then :func:`nlgrad.methods.aggregate.aggregate` keeps lessons supported by at least
+   ``llm_aggregate``), then :func:`nlgrad.methods.nlpg.aggregate.aggregate` keeps lessons supported by at least
    ``--min-support`` distinct trajectories, resolves contradictions toward the majority and drops one-offs and
    instance details;
 5. each agent's policy is updated through :func:`apply_update` under the policy bounds (one bounded update per
@@ -35,11 +35,11 @@ from nlgrad.credit.team import (AgentCredit, GlobalCredit, TeamCredit, agent_rou
                                 team_structure)
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.lm.fanout import fan_out
-from nlgrad.methods.aggregate import aggregate
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_tokens
+from nlgrad.methods.nlpg.aggregate import aggregate
+from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.methods.prompts import method_module
-from nlgrad.methods.proposals import Candidate
 from nlgrad.methods.reply_fields import int_list
 from nlgrad.methods.rule_pool import is_placeholder, match_route
 from nlgrad.policy import PolicyMemory, UpdateProvenance, UpdateReport, apply_update, render_line

@@ -3,9 +3,9 @@
 import json
 
 from fake_lm import UPPER_RULE, critic_reply, agent_reply, install_fake_lm
-from nlgrad.methods.abstraction import CorrectionAbstractor
 from nlgrad.methods.base import OptimizeConfig
-from nlgrad.methods.proposals import Candidate
+from nlgrad.methods.nlpg.abstraction import CorrectionAbstractor
+from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.optimize import run_optimize
 from nlgrad.policy import PolicyStore
 
@@ -88,7 +88,7 @@ def test_nlpg_learns_only_through_abstraction_when_each_correction_is_one_off(se
 
 
 def test_restatements_concatenations_and_the_worked_example_are_not_generalizations(make_lm, monkeypatch):
-    from nlgrad.methods.abstraction import EXAMPLE_LESSON
+    from nlgrad.methods.nlpg.abstraction import EXAMPLE_LESSON
 
     concatenated = f"{CANDIDATES[0].text} {CANDIDATES[1].text}"
     reply = lessons((concatenated, [1, 2]), (EXAMPLE_LESSON, [1, 2]),

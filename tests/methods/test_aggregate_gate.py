@@ -2,9 +2,9 @@
 
 import pytest
 
-from nlgrad.methods.aggregate import aggregate
 from nlgrad.methods.lesson_checks import instance_tokens
-from nlgrad.methods.proposals import Candidate
+from nlgrad.methods.nlpg.aggregate import aggregate
+from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.methods.strategies.acceptance import PairedImprovementGate
 from nlgrad.policy import AddOp, EditOp
 
@@ -150,7 +150,7 @@ def test_embedding_backend_merges_paraphrases_into_one_recurring_correction():
 
 
 def test_a_copied_feedback_item_becomes_its_suggestion():
-    from nlgrad.methods.proposals import ProposedCorrection
+    from nlgrad.methods.nlpg.proposals import ProposedCorrection
 
     copied = ProposedCorrection(text="When you open the screen door again after it was already open, which caused a "
                                      "failure. Suggested: Only open doors that are closed.")
@@ -193,7 +193,7 @@ def record(trace, text, suggestion="", route="r", success=False, score=0.0):
 
 
 def test_support_is_also_credited_from_failed_traces_whose_feedback_says_the_same():
-    from nlgrad.methods.aggregate import attribute_support
+    from nlgrad.methods.nlpg.aggregate import attribute_support
     from nlgrad.policy import LexicalSimilarity
 
     general = cand("Open the door before moving through it.", ["t1"])

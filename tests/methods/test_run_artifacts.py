@@ -4,8 +4,8 @@ import pytest
 
 import nlgrad.methods.run_artifacts as run_artifacts
 from fake_lm import ShoutBenchmark, ShoutProgram, serve_toy
-from nlgrad.methods.aggregate import aggregate
 from nlgrad.methods.base import OptimizeConfig
+from nlgrad.methods.nlpg.aggregate import aggregate
 from nlgrad.optimize import run_optimize
 from nlgrad.runtime.rundir import RunDir
 

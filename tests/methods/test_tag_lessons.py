@@ -8,7 +8,7 @@ import json
 from fake_lm import UPPER_RULE, ShoutBenchmark, ShoutProgram, agent_reply, install_fake_lm, serve_toy
 
 from nlgrad.methods.base import OptimizeConfig
-from nlgrad.methods.failure_groups import discriminative_patterns, group_failures
+from nlgrad.methods.nlpg.failure_groups import discriminative_patterns, group_failures
 from nlgrad.optimize import run_optimize
 from nlgrad.policy import PolicyStore
 from nlgrad.runtime.executor import TaskResult

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from nlgrad.methods.lesson_checks import copied_instance_details, copied_passage
-from nlgrad.methods.proposals import Candidate
+from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.policy import AddOp, EditOp, LexicalSimilarity, Similarity
 
 _NEGATION = re.compile(r"\b(?:not|never|no|avoid|don't|do not|stop|without)\b", re.I)

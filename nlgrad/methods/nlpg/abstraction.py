@@ -20,8 +20,8 @@ from pydantic import BaseModel, Field, field_validator
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.lm.client import LM
 from nlgrad.methods.lesson_checks import copied_instance_details, copied_passage
+from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.methods.prompts import method_module
-from nlgrad.methods.proposals import Candidate
 from nlgrad.methods.reply_fields import int_list, squash_or_none
 
 log = logging.getLogger(__name__)

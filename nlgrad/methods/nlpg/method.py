@@ -7,7 +7,7 @@ One ``propose`` call is steps 1-6 of an iteration (the shared loop in :mod:`nlgr
 3. the backward pass gives each module call feedback conditioned on its successors (loops: localized steps);
 4. per route, the optimizer turns node feedback into general corrections linked to their traces; with
    ``abstract=True`` it then reads a route's corrections together and writes general lessons that each cover >= 2
-   of them (:mod:`~nlgrad.methods.abstraction`), added to the pool with the union of the covered traces;
+   of them (:mod:`~nlgrad.methods.nlpg.abstraction`), added to the pool with the union of the covered traces;
 5. aggregation keeps corrections supported by >= ``min_support`` distinct traces, merges near-duplicates, resolves
    contradictions toward the majority, drops ones that copy instance details, and emits operations;
 6. :func:`apply_update` applies them under the policy bounds (deterministic code; the LM never edits the policy).
@@ -24,14 +24,14 @@ from typing import Any
 from nlgrad.credit.backward import NodeFeedbackRecord
 from nlgrad.credit.propagator import CriticBackward, Propagator, PropagatorFactory
 from nlgrad.lm.fanout import fan_out
-from nlgrad.methods.abstraction import CorrectionAbstractor
-from nlgrad.methods.aggregate import aggregate, attribute_support
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
-from nlgrad.methods.failure_groups import FailureGroup, call_input_text, group_failures
 from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_tokens
-from nlgrad.methods.proposals import Candidate, CorrectionProposer
-from nlgrad.methods.tag_lessons import TagLessonWriter
+from nlgrad.methods.nlpg.abstraction import CorrectionAbstractor
+from nlgrad.methods.nlpg.aggregate import aggregate, attribute_support
+from nlgrad.methods.nlpg.failure_groups import FailureGroup, call_input_text, group_failures
+from nlgrad.methods.nlpg.proposals import Candidate, CorrectionProposer
+from nlgrad.methods.nlpg.tag_lessons import TagLessonWriter
 from nlgrad.policy import PolicyMemory, UpdateProvenance, apply_update
 from nlgrad.runtime.executor import TaskResult
 
@@ -48,10 +48,10 @@ class NLPG:
         (embedding cosine, so paraphrases of one correction merge), ``"lexical"`` (word overlap), or ``"auto"``
         (MiniLM when the ``embed`` extra is installed). ``dedupe_threshold`` overrides the backend's default.
         ``support_from_feedback`` also counts, as support of a correction, the failed traces whose own node feedback
-        on that route is a near-duplicate of it (see :func:`~nlgrad.methods.aggregate.attribute_support`); off, only
-        the traces the proposer cited count. ``abstract`` adds general lessons abstracted across a route's
+        on that route is a near-duplicate of it (see :func:`~nlgrad.methods.nlpg.aggregate.attribute_support`); off,
+        only the traces the proposer cited count. ``abstract`` adds general lessons abstracted across a route's
         corrections (one more optimizer call per route with >= 2 distinct corrections). ``tag_groups`` adds one
-        lesson per recurring failure tag of the metric (:mod:`~nlgrad.methods.tag_lessons`): support is the group's
+        lesson per recurring failure tag of the metric (:mod:`~nlgrad.methods.nlpg.tag_lessons`): support is the group's
         task count and the condition its discriminative input patterns. ``critic=False`` skips the critic and the
         backward pass (then only tag-group lessons are proposed). ``propagator`` (a Python argument, not a command-line
         option) builds the propagator of each critique from the LM (:mod:`nlgrad.credit.propagator`); the default is

@@ -1,4 +1,4 @@
-"""One lesson per recurring kind of failure (a :class:`~nlgrad.methods.failure_groups.FailureGroup`).
+"""One lesson per recurring kind of failure (a :class:`~nlgrad.methods.nlpg.failure_groups.FailureGroup`).
 
 The optimizer LM is shown several failures of one kind at once (inputs, outputs and the check's words) and asked for
 one lesson; deterministic code attaches the group's tasks as the lesson's support and the group's discriminative
@@ -13,9 +13,9 @@ import logging
 from pydantic import BaseModel, Field, field_validator
 
 from nlgrad.errors import LMCallError, StructuredOutputError
-from nlgrad.methods.failure_groups import FailureGroup, discriminative_patterns
+from nlgrad.methods.nlpg.failure_groups import FailureGroup, discriminative_patterns
+from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.methods.prompts import method_module
-from nlgrad.methods.proposals import Candidate
 from nlgrad.methods.reply_fields import squash_or_none
 from nlgrad.text import clip
 
