@@ -74,7 +74,8 @@ def test_unknown_names_and_bad_values(toy, server, config, tmp_path, args, needl
     ("nonexistentprovider/some-model", "roles.agent.model"),
 ])
 def test_unknown_model_fails_before_work(toy, server, config, tmp_path, model, needle):
-    """Today both become one error *result* per task and exit code 0 (the run 'succeeds' with score 0)."""
+    """An unknown model stops the command with exit 2 and a line naming the setting, before any task runs (not one
+    error result per task and exit 0, a run that 'succeeds' with score 0)."""
     code, text, _ = _cli(["eval", "--benchmark", "toy", "--n", "2", "--lm", model, "--config", str(config)])
     assert code == 2, text
     assert _has(text, needle), text
@@ -120,7 +121,8 @@ def test_malformed_json_row_names_file_and_line(tmp_path, monkeypatch, name, fie
 
 @pytest.mark.parametrize("name, field", [("hotpotqa", "question"), ("hover", "claim")])
 def test_row_missing_a_field_names_file_field_and_row(tmp_path, monkeypatch, name, field):
-    """Today: a raw KeyError traceback (exit 1) from the benchmark's tasks()."""
+    """A data row without a required field is an error naming the file, the row and the field (not a KeyError
+    traceback from the benchmark's tasks())."""
     def drop(split, rows):
         if split == "dev":
             rows[1].pop(field)
@@ -188,7 +190,7 @@ def test_corrupt_trace_on_resume(toy, server, config, tmp_path, monkeypatch):
 
 
 def test_corrupt_state_file_on_resume(toy, server, config, tmp_path, monkeypatch):
-    """Today: a pydantic ValidationError traceback (exit 1) instead of an error naming run/state.json."""
+    """A corrupt run/state.json is an error naming that file (not a pydantic ValidationError traceback)."""
     args = _stopped_optimize(tmp_path, server, monkeypatch, crash_in_propose=False)
     state = tmp_path / "p/run/state.json"
     state.write_text('{"config_fingerprint": "abc", "completed": "two"}')
@@ -235,7 +237,8 @@ def test_corrupt_cache_entry_is_a_miss_and_is_repaired(toy, server, tmp_path, da
 
 
 def test_corrupt_cache_database_is_a_clear_error(toy, server, tmp_path):
-    """Today: sqlite3.DatabaseError ('file is not a database') escapes as a traceback."""
+    """A corrupt LM cache database is a clear error (not sqlite3.DatabaseError 'file is not a database' escaping as a
+    traceback)."""
     from nlgrad.evaluate import EvalRequest, run_eval
 
     settings = toy_settings(tmp_path, server.api_base)

@@ -162,7 +162,7 @@ def test_torn_result_line_does_not_swallow_the_next_record(tmp_path, server):
 
 def test_kill_between_commit_and_state_keeps_history_truthful(toy, server, tmp_path, monkeypatch):
     """Killed after v2 was committed but before state.json recorded iteration 1: the resumed run must not commit
-    again, and its history must say iteration 1 was accepted as v2 (today it says 'not accepted')."""
+    again, and its history must say iteration 1 was accepted as v2 (not 'not accepted')."""
     import nlgrad.optimize as optimize
 
     config = OptimizeConfig(benchmark="toy", iterations=2, batch=4, val=4, test_n=0)

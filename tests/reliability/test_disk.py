@@ -85,8 +85,8 @@ def test_policy_store_on_bad_filesystem(toy, server, tmp_path, tmpfs, kind):
 
 @pytest.mark.parametrize("kind", LOCATIONS)
 def test_lm_cache_on_bad_filesystem(toy, server, tmp_path, tmpfs, kind):
-    """Today: a raw OSError / sqlite3.OperationalError from diskcache (a traceback, exit 1) instead of a clear
-    error naming ``cache_dir``."""
+    """A cache directory on a read-only or full filesystem is a clear error naming ``cache_dir``, before any LM
+    request (not a raw OSError / sqlite3.OperationalError traceback from diskcache)."""
     root = tmpfs("fs", read_only=kind == "read-only", full=kind == "full")
     with pytest.raises(NlgradError, match="cache_dir") as info:
         _eval(tmp_path, server, cache_dir=root / "cache")

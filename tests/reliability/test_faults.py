@@ -106,8 +106,8 @@ def test_retries_exhausted_is_an_error_result_not_a_crash(toy, tmp_path):
 def test_no_auth_server_needs_no_key(toy, tmp_path, monkeypatch):
     """A vLLM / SGLang / llama.cpp server without auth, named by api_base and no api_key_env, just works.
 
-    Today litellm's openai provider refuses to call without *some* key ("Missing credentials"), maps that to an
-    InternalServerError, and nlgrad retries it as if it were transient; every task then fails."""
+    Guards against litellm's openai provider refusing to call without *some* key ("Missing credentials"), which it
+    maps to an InternalServerError that nlgrad would retry as if it were transient, failing every task."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with FakeOpenAIServer() as server:
         result, lm = _eval(tmp_path, server, "nokey", n=2, workers=1, retries=1, api_key_env=None)

@@ -127,8 +127,8 @@ def test_policy_cannot_add_actions_to_an_agent(tmp_path):
 # ---------------------------------------------------------------------------------------------- the terminal
 @pytest.mark.parametrize("value", ["[/x]", "[red]evil", "[link=https://evil.example]x[/link]"])
 def test_cli_errors_show_values_literally(value):
-    """Today the error line is printed with Rich markup on: '[red]evil' loses its brackets and '[/x]' crashes the
-    CLI with a MarkupError traceback (exit 1)."""
+    """A value in an error line is shown literally, with Rich markup off (with it on, '[red]evil' would lose its
+    brackets and '[/x]' would crash the CLI with a MarkupError traceback)."""
     from nlgrad.cli import app
 
     result = CliRunner().invoke(app, ["eval", "--benchmark", value])
@@ -137,8 +137,8 @@ def test_cli_errors_show_values_literally(value):
 
 
 def test_policy_show_and_render_do_not_emit_control_sequences(tmp_path):
-    """Today `nlgrad policy show/render` copy ESC and BEL from entry text to the terminal (clear screen, set the
-    window title, ...)."""
+    """`nlgrad policy show/render` do not copy ESC and BEL from entry text to the terminal (which could clear the
+    screen, set the window title, ...)."""
     from nlgrad.cli import app
 
     path = tmp_path / "policy.json"

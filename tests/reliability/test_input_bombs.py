@@ -1,6 +1,6 @@
 """Small inputs that used to hang or crash: a YAML alias bomb in a policy file, a reply nested ~1000 levels deep
 (structured parser and critic), and a calculator expression whose value has ~50 million bits. Each must end fast with
-a clear error. The slow cases run in a subprocess with a time limit, so today's code fails the test instead of
+a clear error. The slow cases run in a subprocess with a time limit, so a regression fails the test instead of
 hanging the suite."""
 
 from __future__ import annotations

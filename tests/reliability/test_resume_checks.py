@@ -86,7 +86,7 @@ def test_error_results_are_run_again_on_resume(toy, server, tmp_path):
     failed = _fail_first_task(run_dir)
     result, _ = _eval(tmp_path, settings, run_dir)
     again = {r.task_id: r for r in result.results}
-    assert again[failed].error is None  # today: the error result is read back and never retried
+    assert again[failed].error is None  # the saved error result is run again, not read back as final
     assert [r.score for r in result.results] == [r.score for r in first.results]
     assert result.summary["errors"] == 0
 

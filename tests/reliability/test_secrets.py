@@ -77,8 +77,8 @@ def test_api_key_from_env_never_written_or_logged(tmp_path):
 
 
 def test_api_key_in_config_file_is_refused_without_echoing_it(tmp_path):
-    """A key pasted into the config (``api_key = ...``) is refused, since keys are named by env var. Today the
-    refusal prints the key itself ('value: 'sk-...''), to the terminal and to any captured log."""
+    """A key pasted into the config (``api_key = ...``) is refused, since keys are named by env var, and the refusal
+    does not print the key itself ('value: 'sk-...'') to the terminal or to any captured log."""
     from nlgrad.cli import app
 
     secret = "sk-nlgrad-" + secrets.token_hex(20)

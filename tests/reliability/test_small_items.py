@@ -72,7 +72,7 @@ def test_unknown_field_stops_an_executor_resume_with_that_error(toy, server, tmp
     run.append_result(_result("toy/dev/0", reward=0.5))
     executor = Executor(benchmark=world.ToyBenchmark(), program=world.ToyProgram(),
                         lm=LM(toy_settings(tmp_path, server.api_base)), run_dir=run, progress=False)
-    with pytest.raises(ConfigError, match="unknown field"):  # today: TypeError from TaskResult(**record)
+    with pytest.raises(ConfigError, match="unknown field"):  # not a TypeError from TaskResult(**record)
         executor.run(world.ToyBenchmark().tasks("dev", 2), resume=True)
 
 

@@ -38,7 +38,7 @@ def test_rejected_survives_torn_last_line(tmp_path, caplog, tears):
         with caplog.at_level(logging.WARNING):
             store.record_rejected([], f"after tear {n}", scores={"iteration": n + 2})
         assert "torn last line" in caplog.text
-    reasons = [r.reason for r in store.rejected()]  # today: PolicyFileError on the now-middle fragment
+    reasons = [r.reason for r in store.rejected()]  # no PolicyFileError on the now-middle fragment
     assert reasons == ["first"] + [f"after tear {n}" for n in range(tears)]
     assert len(_lines_all_parse(store.rejected_path)) == tears + 1  # the file itself is clean again
     assert store.rejected_path.with_name("rejected.jsonl.torn").read_bytes().count(TORN) == tears
@@ -72,7 +72,7 @@ def test_usage_journal_keeps_the_call_after_a_torn_line(tmp_path):
     Ledger(journal=journal).record("critic", cached=False, prompt_tokens=7, completion_tokens=3)
     replayed = Ledger.replay(journal)
     assert replayed.roles["agent"].calls == 1
-    assert replayed.roles["critic"].calls == 1  # today: glued onto the fragment and lost
+    assert replayed.roles["critic"].calls == 1  # not glued onto the fragment and lost
     assert replayed.roles["critic"].prompt_tokens == 7
     assert len(_lines_all_parse(journal)) == 2
 
