@@ -79,7 +79,7 @@ def optimize_cmd(
     batch: Optional[int] = typer.Option(None, "--batch", show_default=False,
                                         help="Train tasks rolled out per iteration (default 6; interactive: 3)."),
     val: Optional[int] = typer.Option(None, "--val", show_default=False,
-                                      help="Dev tasks in the validation gate, paired (default 12; interactive: 3)."),
+                                      help="Dev tasks in the validation gate, paired (default 30; interactive: 3)."),
     test_n: Optional[int] = typer.Option(None, "--test-n", show_default=False,
                                          help="Test tasks in the final evaluation, 0 to skip "
                                               "(default 20; interactive: 6)."),
@@ -93,8 +93,9 @@ def optimize_cmd(
     margin: float = typer.Option(0.02, "--margin", help="Gate: required mean paired improvement."),
     gate_min_wins: int = typer.Option(2, "--gate-min-wins",
                                       help="Gate: validation tasks the candidate must win (all, if fewer)."),
-    gate_require_ci: bool = typer.Option(False, "--gate-require-ci/--no-gate-require-ci",
-                                         help="Gate: the 95% CI of the paired difference must exclude 0."),
+    gate_require_ci: Optional[bool] = typer.Option(
+        None, "--gate-require-ci/--no-gate-require-ci",
+        help="Gate: the 95% CI of the paired difference must exclude 0 (default: required from 30 validation tasks)."),
     init_policy: Optional[Path] = typer.Option(None, "--init-policy", help="Start from this policy."),
     budget_calls: Optional[int] = typer.Option(None, "--budget-calls", help="Stop after this many LM calls."),
     budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Stop after this many tokens."),
@@ -107,7 +108,7 @@ def optimize_cmd(
 ):
     """Learn a policy for a benchmark's program; resumable; ends with a test-split comparison.
 
-    Defaults depend on the benchmark's kind. Static benchmarks: --iterations 4 --batch 6 --val 12 --test-n 20 and
+    Defaults depend on the benchmark's kind. Static benchmarks: --iterations 4 --batch 6 --val 30 --test-n 20 and
     the benchmark's step cap. Interactive benchmarks (TextWorldExpress): --iterations 2 --batch 3 --val 3
     --test-n 6 --step-cap 20, so that a run with the local models finishes in about 30 minutes on 2 cores (a
     benchmark may refine these). A flag you pass always wins.

@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
         seeds: int = typer.Option(3, "--seeds", help="Seeds per method (0..N-1)."),
         out_dir: Path = typer.Option(..., "--out", help="Output folder, e.g. reports/coin (rerun to resume)."),
         test_n: int = typer.Option(20, "--test-n", help="Test tasks every final policy is scored on."),
-        val: int = typer.Option(12, "--val", help="Dev tasks used for validation by every optimizer."),
+        val: int = typer.Option(30, "--val", help="Dev tasks used for validation by every optimizer."),
         batch: int = typer.Option(6, "--batch", help="Train tasks per iteration."),
         workers: Optional[int] = typer.Option(None, "--workers", "-w", help="Parallel worker threads (default: as many as the agent model serves at once: a local server's slots)."),
         step_cap: Optional[int] = typer.Option(None, "--step-cap", help="Max environment steps per task."),
@@ -32,8 +32,10 @@ def register(app: typer.Typer) -> None:
         budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Also stop at this many tokens."),
         gate_min_wins: int = typer.Option(2, "--gate-min-wins",
                                           help="Gate of every nlgrad method: validation tasks to win (all, if fewer)."),
-        gate_require_ci: bool = typer.Option(False, "--gate-require-ci/--no-gate-require-ci",
-                                             help="Gate: the 95% CI of the paired difference must exclude 0."),
+        gate_require_ci: Optional[bool] = typer.Option(
+            None, "--gate-require-ci/--no-gate-require-ci",
+            help="Gate: the 95% CI of the paired difference must exclude 0 (default: required from 30 validation "
+                 "tasks)."),
         method_option: list[str] = typer.Option(
             [], "--method-option", metavar="METHOD.NAME=VALUE",
             help="An option of one of --methods (repeatable), e.g. --method-option jerp.k=3 --method-option "

@@ -46,14 +46,14 @@ class CompareConfig(BaseModel):
     budget_rollouts: int = Field(ge=1)
     seeds: int = Field(default=3, ge=1)
     test_n: int = Field(default=20, ge=1)
-    val: int = Field(default=12, ge=1)
+    val: int = Field(default=30, ge=1)
     batch: int = Field(default=6, ge=1)
     workers: int | None = Field(default=None, ge=1)  # None: the agent model's parallelism
     step_cap: int | None = Field(default=None, ge=1)
     program: str | None = None
     budget_tokens: int | None = Field(default=None, ge=1)
     gate_min_wins: int = Field(default=2, ge=1)
-    gate_require_ci: bool = False
+    gate_require_ci: bool | None = None
     method_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def comparable(self) -> dict[str, Any]:
