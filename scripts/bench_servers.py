@@ -242,6 +242,12 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             print(f"{key} ({WORKLOADS[key]['label']}): {label} speed-up {old['wall_s'] / new['wall_s']:.2f}x "
                   f"in wall time, {old['server_cpu_s'] / new['server_cpu_s']:.2f}x in server CPU time; "
                   f"identical at temperature 0: {same}/{total}")
+        plain, draft = by.get(("llama-server", key)), by.get(("llama-server+draft", key))
+        if plain and draft:  # the draft model's own gain, both rows from one run on one machine
+            same, total = same_outputs(plain["outputs"], draft["outputs"])
+            print(f"{key} ({WORKLOADS[key]['label']}): draft model speed-up {plain['wall_s'] / draft['wall_s']:.2f}x "
+                  f"in wall time, {plain['server_cpu_s'] / draft['server_cpu_s']:.2f}x in server CPU time; "
+                  f"identical at temperature 0: {same}/{total}")
 
 
 if __name__ == "__main__":
