@@ -8,7 +8,8 @@ A variant is ``LABEL[:POLICY[:OPTION[,OPTION]]]``: POLICY is ``human``, a policy
 policy); OPTIONS are ``whole`` (every entry to every call, conditions ignored) and ``input`` (lessons placed just
 before the task input instead of the system prompt). Every variant runs ``nlgrad eval`` on the same first N dev
 tasks (temperature 0, the shared LM cache: a rerun costs nothing), and each row gets the paired difference to the
-first variant with a 95% bootstrap CI and the tasks won / lost. Rows are appended to
+first variant with a 95% bootstrap CI and the tasks won / lost, and keeps every task's score (``task_scores``), so
+any two rows of one benchmark x agent can be paired again without the run folders. Rows are appended to
 ``benchmarks/results/headroom.json`` (one per benchmark x agent x variant, replaced when rerun) with the command
 that reproduces each.
 """
@@ -73,7 +74,8 @@ def main() -> None:
                "mean": round(result.summary["score"]["mean"], 4),
                "ci95": [round(x, 4) for x in result.summary["score"]["ci95"]],
                "errors": result.summary["errors"], "wall_s": round(time.monotonic() - start, 1),
-               "command": command(args.benchmark, args.n, args.lm, v), "run_dir": str(result.run_dir.path)}
+               "command": command(args.benchmark, args.n, args.lm, v), "run_dir": str(result.run_dir.path),
+               "task_scores": {r.task_id: r.score for r in result.results}}
         base = scores[variants[0]["label"]]
         if v is not variants[0]:
             ids = sorted(set(base) & set(scores[v["label"]]))
