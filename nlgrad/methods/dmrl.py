@@ -12,7 +12,10 @@ One ``propose`` call:
    ``group_size`` (G, default 8) atomic edits: location = section (and route), action = add / delete / replace,
    content; each becomes one bounded policy operation (invalid, trimmed, duplicate candidates and edits that copy
    names or numbers of single tasks, as in NLPG's aggregation, are dropped before any A/B rollout; an
-   edit naming no known route goes to the program's last route, the one that produces the output);
+   edit naming no known route goes to the program's last route, the one that produces the output); an edit names
+   the failures it fixes (``cases``), and a new section's condition (``match``) is what separates those failures'
+   inputs from the batch's others (:mod:`nlgrad.methods.conditions`, the same rule as NLPG's tag lessons), so the
+   agent sees the section only on tasks like them;
 3. each candidate document is **A/B-tested** by the frozen task agent against the unedited control on the same
    tasks and seeds (paired; the val tasks by default, ``ab_split="train"`` uses the minibatch) via
    ``ws.rollouts`` (resumable, cached);
@@ -42,6 +45,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field, replace
+from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, field_validator
@@ -49,6 +53,7 @@ from pydantic import BaseModel, Field, field_validator
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.lm.client import LM
 from nlgrad.methods.base import Proposal, Workspace
+from nlgrad.methods.conditions import lesson_condition, route_inputs
 from nlgrad.methods.drpo import DRPOParams, advantage_terms, edit_cost, edit_weight
 from nlgrad.methods.embeddings import load_embedder, text_cosine
 from nlgrad.methods.lesson_checks import copied_instance_details, route_instructions, workspace_instance_tokens
@@ -114,6 +119,13 @@ class CandidateEdit(BaseModel):
     action: Literal["add", "delete", "replace"]
     content: str = ""
     route: str | None = None
+    cases: list[int] = Field(default_factory=list, description="the numbers of the listed failures the edit fixes")
+
+    @field_validator("cases", mode="before")
+    @classmethod
+    def _cases(cls, value):
+        values = value if isinstance(value, list) else [value] if value not in (None, "") else []
+        return [int(v) for v in values if str(v).strip().isdigit()][:12]
 
     @field_validator("action", mode="before")
     @classmethod
@@ -192,9 +204,12 @@ def describe_edit(edit: CandidateEdit) -> str:
     return f"{edit.action} [{where}{edit.section}] {edit.content}".strip()
 
 
-def edit_to_op(doc: SkillDocument, edit: CandidateEdit, default_route: str
+def edit_to_op(doc: SkillDocument, edit: CandidateEdit, default_route: str,
+               condition: Callable[[str, list[int]], list[str]] | None = None
                ) -> tuple[Any | None, str, str, bool, str]:
-    """(policy op or None, old section body, new section body, protected, reason if invalid)."""
+    """(policy op or None, old section body, new section body, protected, reason if invalid). A new section gets
+    ``condition(route, edit.cases)`` as its ``match`` (the input patterns of the failures it names); an edited
+    section keeps its own."""
     route = match_route(edit.route, doc.routes, default_route)
     section = doc.find(route, edit.section)
     reason = f"DMRL edit: {describe_edit(edit)}"
@@ -205,8 +220,9 @@ def edit_to_op(doc: SkillDocument, edit: CandidateEdit, default_route: str
     if is_placeholder(edit.content) or len(edit.content) < 8 or len(edit.content.split()) < 3:
         return None, "", "", False, "an add/replace edit needs content (at least three words)"
     if section is None:
+        match = condition(route, edit.cases) if condition is not None else []
         return (AddOp(route=route, text=section_text(edit.section, edit.content), kind=EntryKind.document_section,
-                      reason=reason), "", edit.content, False, "")
+                      match=match, reason=reason), "", edit.content, False, "")
     new_body = edit.content if edit.action == "replace" else f"{section.body}\n{edit.content}".strip()
     return (EditOp(id=section.entry_id, text=section_text(section.title, new_body), reason=reason),
             section.body, new_body, section.protected, "")
@@ -256,8 +272,10 @@ class DMRL:
         batch = ws.sampler.sample(ws.train_tasks, cfg.batch, iteration)
         rollouts = ws.rollouts(batch, memory, label="rollouts", iteration=iteration)
         batch_mean = sum(rollouts.scores) / len(rollouts.scores) if rollouts.scores else 0.0
-        failures = [r.feedback[:400] for r in sorted(rollouts.results, key=lambda r: (r.score, r.task_id))
-                    if not r.success][: self.max_failures]
+        failed = [r for r in sorted(rollouts.results, key=lambda r: (r.score, r.task_id))
+                  if not r.success][: self.max_failures]
+        failures = [r.feedback[:400] for r in failed]
+        condition = _failure_condition(failed, rollouts)
         rejected = [op.get("reason", "")[len("DMRL edit: "):] for rej in ws.store.rejected() for op in rej.ops
                     if str(op.get("reason", "")).startswith("DMRL edit: ")][-6:]
         request = EditRequest(documents=[{"route": r, "markdown": doc.markdown(r)} for r in routes],
@@ -274,7 +292,7 @@ class DMRL:
                    "prompt": sample.prompt, "completion": sample.edit.model_dump_json(),
                    "edit": sample.edit.model_dump(),
                    "document": {r: doc.markdown(r) for r in routes}, "accepted": False}
-            op, old, new, protected, why = edit_to_op(doc, sample.edit, routes[-1])
+            op, old, new, protected, why = edit_to_op(doc, sample.edit, routes[-1], condition)
             copied = copied_instance_details(f"{sample.edit.section} {sample.edit.content}", specific)
             if op is not None and copied:
                 op, why = None, f"copies instance details: {', '.join(copied)}"
@@ -329,6 +347,20 @@ class DMRL:
                                             "decision": decision.to_dict()})
         return Proposal(cand, [op], report, batch_mean, gate_decision=decision,
                         note=f"best of {len(tested)} edits: {describe_edit(CandidateEdit(**row['edit']))}"[:300])
+
+
+def _failure_condition(failed: list, rollouts) -> Callable[[str, list[int]], list[str]]:
+    """``(route, case numbers) -> match``: what separates the named failures' inputs to ``route`` from the batch's
+    other inputs to it (:func:`nlgrad.methods.conditions.lesson_condition`; fewer than two cases: unconditional)."""
+    inputs = {r.task_id: route_inputs(rollouts.traces.get(r.task_id)) for r in rollouts.results}
+
+    def condition(route: str, cases: list[int]) -> list[str]:
+        named = {failed[c - 1].task_id for c in cases if 1 <= c <= len(failed)}
+        source = [inputs[t].get(route, "") for t in sorted(named)]
+        others = [v.get(route, "") for t, v in inputs.items() if t not in named and v.get(route)]
+        return lesson_condition(source, others)
+
+    return condition
 
 
 def _write_rows(ws: Workspace, iteration: int, rows: list[dict[str, Any]]) -> None:

@@ -154,3 +154,44 @@ def test_ab_on_train_batch_and_a_custom_editor(settings, doc_world, tmp_path):
     assert gate["ab_split"] == "train" and gate["wins"] == 3
     with pytest.raises(ValueError):
         DMRL(ab_split="test")
+
+
+def test_a_new_section_takes_the_condition_of_the_failures_it_names():
+    doc = SkillDocument(memory_with_sections(), ["doc.say"])
+    asked = []
+
+    def condition(route, cases):
+        asked.append((route, cases))
+        return ["json"]
+
+    edit = CandidateEdit(section="Format", action="add", content="Wrap the whole reply in one JSON object.",
+                         cases=["2", 4, "x"])
+    assert edit.cases == [2, 4]
+    op, *_ = edit_to_op(doc, edit, "doc.say", condition)
+    assert isinstance(op, AddOp) and op.match == ["json"] and asked == [("doc.say", [2, 4])]
+    op, *_ = edit_to_op(doc, CandidateEdit(section="Reading", action="add", content="Then check the spelling.",
+                                           cases=[1, 2]), "doc.say", condition)
+    assert isinstance(op, EditOp) and len(asked) == 1  # an edited section keeps its own condition
+    assert CandidateEdit(section="S", action="add", content="x y z", cases=None).cases == []
+
+
+def test_failure_condition_reads_the_named_failures_inputs_against_the_batch():
+    from types import SimpleNamespace
+
+    from nlgrad.methods.dmrl import _failure_condition
+
+    class FakeTrace:
+        def __init__(self, text):
+            self.text = text
+
+        def module_calls(self):
+            return [{"route": "doc.say", "inputs": {"text": self.text}}]
+
+    texts = {"a": "reply in json with keys", "b": "give json output please", "c": "write a poem",
+             "d": "tell a story"}
+    results = [SimpleNamespace(task_id=t, success=False, score=0.0) for t in texts]
+    rollouts = SimpleNamespace(results=results, traces={t: FakeTrace(x) for t, x in texts.items()})
+    condition = _failure_condition(results, rollouts)
+    assert condition("doc.say", [1, 2]) == ["json"]
+    assert condition("doc.say", [1]) == []  # one failure names one task, not a kind of task
+    assert condition("doc.say", [9]) == [] and condition("other.route", [1, 2]) == []

@@ -74,3 +74,12 @@ def test_nlpg_learns_one_conditional_lesson_per_recurring_tag_without_a_critic(s
     groups = json.loads((tmp_path / "pol/run/iter-0001/tag_groups.json").read_text())
     assert groups["groups"][0]["tag"] == "missed:uppercase" and groups["groups"][0]["support"] == 4
     assert sum("The kind of failure" in m[-1]["content"] for m in calls) == 1  # one lesson for the one group
+
+
+def test_lesson_condition_needs_two_distinct_sources():
+    from nlgrad.methods.conditions import lesson_condition
+
+    others = ["write a poem", "tell a story"]
+    assert lesson_condition(["add commas please", "use commas here"], others) == ["commas"]
+    assert lesson_condition(["add commas please", "add commas please"], others) == []  # one distinct input
+    assert "commas" in lesson_condition(["add commas please"], others, min_sources=1)
