@@ -2,13 +2,10 @@
 
 * **Pool** - the policy memory's rules (see :mod:`nlgrad.methods.rule_pool`), one pool per task family (the store
   is per program and benchmark), each rule with a utility (helpful - harmful).
-* **Retrieval at decision time** - :class:`RetrievingPolicy` gives each task only its top-``k`` rules per route by
-  embedding similarity between the task and the rule (plus a small utility bonus), computed once at the task's
-  first prompt and fixed for the whole episode. The query is the task's inputs plus, for interactive tasks, the
-  first observation (where TWX states the task). JERP plugs :class:`Retriever` into the executor's per-task policy
+* **Retrieval at decision time** - each task sees only its top-``k`` rules per route
+  (:mod:`nlgrad.methods.rule_retrieval`). JERP plugs its :class:`Retriever` into the executor's per-task policy
   hook (``Executor(policy_for_task=...)``, set on the workspace by :meth:`JERP.setup`), so rollouts, the shared gate
-  and the final test all see retrieved rules; the program is not wrapped. What was retrieved is stored in the trace
-  (``graph["jerp"]``).
+  and the final test all see retrieved rules; the program is not wrapped.
 * **After each batch** - votes from rule presence in successes / failures (rules repeatedly present in failures
   lose utility), a frozen reflector compares each failure (up to ``max_reflect``) with the most similar stored
   successful reference of its family and proposes ADD / EDIT / UPVOTE / DOWNVOTE / MERGE; the update is applied
@@ -30,17 +27,16 @@ batch's update unvalidated, as in the original experiential-learning loop.
 
 ``check_lessons=True`` (default) drops reflector rules that copy instance details of single tasks or a passage of the
 failed trace, its feedback, the reference it was shown or the program's own instructions
-(:mod:`nlgrad.methods.lesson_checks`); the dropped ops and why are in ``iter-NNNN/reflections.json``. Measured on
-ifeval (benchmarks/README.md): without it the gate accepted a pool of such "rules" that cost 0.089 on test.
+(:mod:`nlgrad.methods.lesson_checks`), because such "rules" can pass the gate and still cost on test; the dropped ops
+and why are in ``iter-NNNN/reflections.json``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Callable, Literal, Protocol
+from typing import Any, Literal, Protocol
 
-from nlgrad.credit.render import clip
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.embeddings import Embedder, cosine, load_embedder
@@ -49,127 +45,21 @@ from nlgrad.methods.lesson_checks import (lesson_problem, lesson_source, route_i
 from nlgrad.methods.prompts import method_module
 from nlgrad.methods.rule_pool import (Presence, ReferenceStore, RulePool, apply_pool_update, presence_votes,
                                       reflection_schema, to_policy_ops)
+from nlgrad.methods.rule_retrieval import (EMBEDDER_KINDS, Retriever, RetrievingPolicy, TaskPolicy, rank_rules,
+                                           retrieved_ids, rule_text, task_query)
 from nlgrad.methods.strategies.acceptance import GateDecision
 from nlgrad.policy import PolicyMemory, UpdateProvenance, render_line
-from nlgrad.policy.render import render_entries
 from nlgrad.policy.schema import PolicyEntry
 from nlgrad.runtime.protocols import Task
 from nlgrad.runtime.trace import Trace
+from nlgrad.text import clip
+from nlgrad.trainer.jerp_weights import TrainerWeightLearner
+
+# retrieval lives in nlgrad.methods.rule_retrieval; its names stay importable from here
+__all__ = ["EMBEDDER_KINDS", "JERP", "Retriever", "RetrievingPolicy", "TaskPolicy", "WeightLearner", "rank_rules",
+           "retrieved_ids", "rule_text", "task_query", "trajectory_lines"]
 
 log = logging.getLogger(__name__)
-
-
-# ------------------------------------------------------------------------------------------------ retrieval
-def task_query(task: Task, ctx=None, max_chars: int = 600) -> str:
-    """Text describing a task: its string inputs and, once the environment was reset, the first observation."""
-    parts = [f"{v}" for v in task.inputs.values() if isinstance(v, (str, int, float))]
-    episode = getattr(ctx, "episode", None)
-    first = getattr(episode, "first_observation", None)
-    if first is not None:
-        parts += [str(first.info.get("task", "")), first.text]
-    return clip(" ".join(p for p in parts if p), max_chars)
-
-
-def rule_text(entry: PolicyEntry) -> str:
-    return f"{entry.when or ''} {entry.text}".strip()
-
-
-def rank_rules(query: str, rules: list[PolicyEntry], embedder: Embedder, *, k: int,
-               utility_weight: float = 0.1) -> list[tuple[PolicyEntry, float]]:
-    """Top ``k`` rules by cosine(query, rule) + utility_weight * u / (1 + |u|) (u = utility); ties: rule id."""
-    if not rules or k <= 0:
-        return []
-    vectors = embedder.embed([query] + [rule_text(r) for r in rules])
-    scored = []
-    for rule, vec in zip(rules, vectors[1:]):
-        u = rule.utility
-        scored.append((rule, cosine(vectors[0], vec) + utility_weight * u / (1 + abs(u))))
-    scored.sort(key=lambda pair: (-pair[1], pair[0].id or ""))
-    return scored[:k]
-
-
-class TaskPolicy:
-    """The policy one task sees: per route, the top-k rules for this task, chosen at first use and then fixed."""
-
-    def __init__(self, memory: PolicyMemory, embedder: Embedder, *, k: int, utility_weight: float,
-                 query_fn: Callable[[], str], trace: Trace | None = None):
-        self.memory, self.embedder, self.k, self.utility_weight = memory, embedder, k, utility_weight
-        self._query_fn, self.trace = query_fn, trace
-        self.query: str | None = None
-        self.retrieved: dict[str, list[str]] = {}
-        self._text: dict[str, str] = {}
-        self._record()
-
-    def render(self, route: str) -> str:
-        if route not in self._text:
-            if self.query is None:
-                self.query = self._query_fn()
-            top = rank_rules(self.query, self.memory.active_entries(route), self.embedder, k=self.k,
-                             utility_weight=self.utility_weight)
-            self.retrieved[route] = [r.id or "" for r, _ in top]
-            self._text[route] = render_entries([r for r, _ in top])
-            self._record()
-        return self._text[route]
-
-    def _record(self) -> None:
-        """Keep ``trace.graph["jerp"]`` (query and retrieved rule ids per route) up to date."""
-        if self.trace is not None:
-            self.trace.graph.graph["jerp"] = {"query": self.query or "", "retrieved": dict(self.retrieved)}
-
-
-class RetrievingPolicy:
-    """A rule pool as a policy source. ``for_task(task)`` is what a task should see; ``render(route)`` alone (no
-    task known) falls back to the whole route, as plain policy memory does."""
-
-    def __init__(self, memory: PolicyMemory, embedder: Embedder, *, k: int = 4, utility_weight: float = 0.1):
-        self.memory, self.embedder, self.k, self.utility_weight = memory, embedder, k, utility_weight
-
-    def render(self, route: str) -> str:
-        return self.memory.render(route)
-
-    def for_task(self, task: Task, ctx=None, query_fn: Callable[[], str] | None = None) -> TaskPolicy:
-        """The policy of one task. The query is built at the first render (after an environment reset, so it can
-        include the first observation from ``ctx``) unless ``query_fn`` is given; what is retrieved is recorded in
-        ``ctx.trace`` when there is one."""
-        return TaskPolicy(self.memory, self.embedder, k=self.k, utility_weight=self.utility_weight,
-                          query_fn=query_fn or (lambda: task_query(task, ctx)), trace=getattr(ctx, "trace", None))
-
-
-EMBEDDER_KINDS = {"lexical": "lexical", "all-MiniLM-L6-v2": "minilm"}  # Embedder.name -> load_embedder kind
-
-
-class Retriever:
-    """The executor's per-task policy hook for JERP: ``hook(task, ctx)`` turns the run's policy memory
-    (``ctx.policy``) into the :class:`TaskPolicy` of that task; any other policy source is left as it is.
-
-    Pickles light for Ray workers: a built-in embedder travels as its kind and is loaded once per worker process."""
-
-    def __init__(self, embedder: Embedder, *, k: int = 4, utility_weight: float = 0.1):
-        self._embedder, self.k, self.utility_weight = embedder, k, utility_weight
-        self.kind = EMBEDDER_KINDS.get(getattr(embedder, "name", ""))
-
-    @property
-    def embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = load_embedder(self.kind)
-        return self._embedder
-
-    def __call__(self, task: Task, ctx):
-        if not isinstance(ctx.policy, PolicyMemory):
-            return ctx.policy
-        policy = RetrievingPolicy(ctx.policy, self.embedder, k=self.k, utility_weight=self.utility_weight)
-        return policy.for_task(task, ctx)
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        if self.kind:
-            state["_embedder"] = None
-        return state
-
-
-def retrieved_ids(trace: Trace | None) -> list[str]:
-    info = trace.graph.graph.get("jerp", {}) if trace is not None else {}
-    return [i for ids in (info.get("retrieved") or {}).values() for i in ids]
 
 
 def trajectory_lines(trace: Trace, max_lines: int = 12, chars: int = 90) -> list[str]:
@@ -214,8 +104,6 @@ class JERP:
         if trainer is not None:  # the companion trainer's weight half (options checked now, model loaded in setup)
             if weight_learner is not None:
                 raise ValueError("give JERP a weight_learner or trainer options, not both")
-            from nlgrad.trainer.jerp_weights import TrainerWeightLearner
-
             weight_learner = TrainerWeightLearner(trainer)
         self.k, self.capacity, self.utility_weight = k, capacity, utility_weight
         self.min_failures, self.min_utility = min_failures, min_utility

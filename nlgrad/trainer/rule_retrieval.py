@@ -2,7 +2,7 @@
 
 ``nlgrad train --rules DIR`` loads the latest version of the policy in ``DIR`` (or a single policy file) and runs
 every rollout and every in-process evaluation with it the way ``nlgrad optimize --method jerp`` runs its rollouts:
-the executor's ``policy`` is the rule pool and its per-task hook is JERP's :class:`~nlgrad.methods.jerp.Retriever`,
+the executor's ``policy`` is the rule pool and its per-task hook is :class:`~nlgrad.methods.rule_retrieval.Retriever`,
 which puts the top ``k`` rules of each route (by embedding similarity of the rule to the task's query, plus
 ``utility_weight`` × utility) into that task's prompts. The trained turns' prompt token ids therefore contain the
 retrieved rules. The pool is read-only here (the trainer never edits rules). The embedder defaults to ``lexical``
@@ -15,16 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from nlgrad.errors import ConfigError
+from nlgrad.methods.embeddings import load_embedder
+from nlgrad.methods.rule_retrieval import Retriever
+from nlgrad.policy.memory import PolicyMemory
 
 
 def rule_pool_hooks(rules: str | None, *, k: int = 4, embedder: str = "lexical") -> dict[str, Any]:
     """``{"policy": PolicyMemory, "policy_for_task": Retriever}`` for :class:`Executor`, or ``{}`` without rules."""
     if not rules:
         return {}
-    from nlgrad.methods.embeddings import load_embedder
-    from nlgrad.methods.jerp import Retriever
-    from nlgrad.policy.memory import PolicyMemory
-
     if not Path(rules).exists():
         raise ConfigError("the rule pool does not exist", field="--rules", value=rules)
     memory = PolicyMemory.load(rules)

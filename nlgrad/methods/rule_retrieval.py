@@ -1,0 +1,133 @@
+"""Rule retrieval: each task sees only the top-``k`` rules per route of a rule pool (a :class:`PolicyMemory`).
+
+Used by JERP (:mod:`nlgrad.methods.jerp`) for its rollouts, gate and test, and by the companion trainer's
+``--rules`` (:mod:`nlgrad.trainer.rule_retrieval`) for the prompts it trains on. Rules are ranked by embedding
+similarity between the task's query and the rule plus a small utility bonus, once at the task's first prompt, and
+stay fixed for the episode; what was retrieved is recorded in the trace (``graph["jerp"]``).
+
+This module imports neither JERP nor the trainer, so both can import it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from nlgrad.methods.embeddings import Embedder, cosine, load_embedder
+from nlgrad.policy import PolicyMemory
+from nlgrad.policy.render import render_entries
+from nlgrad.policy.schema import PolicyEntry
+from nlgrad.runtime.protocols import Task
+from nlgrad.runtime.trace import Trace
+from nlgrad.text import clip
+
+
+def task_query(task: Task, ctx=None, max_chars: int = 600) -> str:
+    """Text describing a task: its string inputs and, once the environment was reset, the first observation."""
+    parts = [f"{v}" for v in task.inputs.values() if isinstance(v, (str, int, float))]
+    episode = getattr(ctx, "episode", None)
+    first = getattr(episode, "first_observation", None)
+    if first is not None:
+        parts += [str(first.info.get("task", "")), first.text]
+    return clip(" ".join(p for p in parts if p), max_chars)
+
+
+def rule_text(entry: PolicyEntry) -> str:
+    return f"{entry.when or ''} {entry.text}".strip()
+
+
+def rank_rules(query: str, rules: list[PolicyEntry], embedder: Embedder, *, k: int,
+               utility_weight: float = 0.1) -> list[tuple[PolicyEntry, float]]:
+    """Top ``k`` rules by cosine(query, rule) + utility_weight * u / (1 + |u|) (u = utility); ties: rule id."""
+    if not rules or k <= 0:
+        return []
+    vectors = embedder.embed([query] + [rule_text(r) for r in rules])
+    scored = []
+    for rule, vec in zip(rules, vectors[1:]):
+        u = rule.utility
+        scored.append((rule, cosine(vectors[0], vec) + utility_weight * u / (1 + abs(u))))
+    scored.sort(key=lambda pair: (-pair[1], pair[0].id or ""))
+    return scored[:k]
+
+
+class TaskPolicy:
+    """The policy one task sees: per route, the top-k rules for this task, chosen at first use and then fixed."""
+
+    def __init__(self, memory: PolicyMemory, embedder: Embedder, *, k: int, utility_weight: float,
+                 query_fn: Callable[[], str], trace: Trace | None = None):
+        self.memory, self.embedder, self.k, self.utility_weight = memory, embedder, k, utility_weight
+        self._query_fn, self.trace = query_fn, trace
+        self.query: str | None = None
+        self.retrieved: dict[str, list[str]] = {}
+        self._text: dict[str, str] = {}
+        self._record()
+
+    def render(self, route: str) -> str:
+        if route not in self._text:
+            if self.query is None:
+                self.query = self._query_fn()
+            top = rank_rules(self.query, self.memory.active_entries(route), self.embedder, k=self.k,
+                             utility_weight=self.utility_weight)
+            self.retrieved[route] = [r.id or "" for r, _ in top]
+            self._text[route] = render_entries([r for r, _ in top])
+            self._record()
+        return self._text[route]
+
+    def _record(self) -> None:
+        """Keep ``trace.graph["jerp"]`` (query and retrieved rule ids per route) up to date."""
+        if self.trace is not None:
+            self.trace.graph.graph["jerp"] = {"query": self.query or "", "retrieved": dict(self.retrieved)}
+
+
+class RetrievingPolicy:
+    """A rule pool as a policy source. ``for_task(task)`` is what a task should see; ``render(route)`` alone (no
+    task known) falls back to the whole route, as plain policy memory does."""
+
+    def __init__(self, memory: PolicyMemory, embedder: Embedder, *, k: int = 4, utility_weight: float = 0.1):
+        self.memory, self.embedder, self.k, self.utility_weight = memory, embedder, k, utility_weight
+
+    def render(self, route: str) -> str:
+        return self.memory.render(route)
+
+    def for_task(self, task: Task, ctx=None, query_fn: Callable[[], str] | None = None) -> TaskPolicy:
+        """The policy of one task. The query is built at the first render (after an environment reset, so it can
+        include the first observation from ``ctx``) unless ``query_fn`` is given; what is retrieved is recorded in
+        ``ctx.trace`` when there is one."""
+        return TaskPolicy(self.memory, self.embedder, k=self.k, utility_weight=self.utility_weight,
+                          query_fn=query_fn or (lambda: task_query(task, ctx)), trace=getattr(ctx, "trace", None))
+
+
+EMBEDDER_KINDS = {"lexical": "lexical", "all-MiniLM-L6-v2": "minilm"}  # Embedder.name -> load_embedder kind
+
+
+class Retriever:
+    """The executor's per-task policy hook for JERP: ``hook(task, ctx)`` turns the run's policy memory
+    (``ctx.policy``) into the :class:`TaskPolicy` of that task; any other policy source is left as it is.
+
+    Pickles light for Ray workers: a built-in embedder travels as its kind and is loaded once per worker process."""
+
+    def __init__(self, embedder: Embedder, *, k: int = 4, utility_weight: float = 0.1):
+        self._embedder, self.k, self.utility_weight = embedder, k, utility_weight
+        self.kind = EMBEDDER_KINDS.get(getattr(embedder, "name", ""))
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = load_embedder(self.kind)
+        return self._embedder
+
+    def __call__(self, task: Task, ctx):
+        if not isinstance(ctx.policy, PolicyMemory):
+            return ctx.policy
+        policy = RetrievingPolicy(ctx.policy, self.embedder, k=self.k, utility_weight=self.utility_weight)
+        return policy.for_task(task, ctx)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if self.kind:
+            state["_embedder"] = None
+        return state
+
+
+def retrieved_ids(trace: Trace | None) -> list[str]:
+    info = trace.graph.graph.get("jerp", {}) if trace is not None else {}
+    return [i for ids in (info.get("retrieved") or {}).values() for i in ids]
