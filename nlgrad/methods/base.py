@@ -167,16 +167,26 @@ class Workspace:
         return result
 
 
-def executor_for(config: OptimizeConfig, *, benchmark, program, lm: LM, policy: PolicyMemory | None, run_dir: RunDir,
-                 label: str, policy_for_task: PolicyForTask | None = None, keep_traces: bool = False,
-                 progress: bool = False, console=None) -> Executor:
-    """The one construction of an optimize run's executor (its rollouts, its test evaluation, and ``nlgrad compare``'s
-    test of a run's final policy): ``config``'s kind (thread or Ray) and workers, and the step cap of
-    :func:`~nlgrad.runtime.protocols.step_cap_for` (the benchmark's default where ``config`` names none)."""
-    return make_executor(config.executor, ray_address=config.ray_address, benchmark=benchmark, program=program,
-                         lm=lm, policy=policy, workers=config.workers,
-                         step_cap=step_cap_for(benchmark, config.step_cap), run_dir=run_dir, progress=progress,
-                         console=console, keep_traces=keep_traces, label=label, policy_for_task=policy_for_task)
+def executor_for(config: OptimizeConfig | None, *, benchmark, program, lm: LM, policy: PolicyMemory | None = None,
+                 run_dir: RunDir | None = None, label: str, policy_for_task: PolicyForTask | None = None,
+                 keep_traces: bool = False, progress: bool = False, console=None, workers: int | None = None,
+                 step_cap: int | None = None) -> Executor:
+    """The one construction of a run's executor: an optimize run's (its rollouts, its test evaluation, and
+    ``nlgrad compare``'s test of a run's final policy) and the companion trainer's (its rollouts and evaluations).
+
+    ``config``'s kind (thread or Ray), workers and requested step cap; ``workers`` / ``step_cap``, where given, take
+    the place of config's. Without a config (the trainer, whose LM is a model in this process) it is a thread
+    executor with ``workers`` (default 1). The step cap is :func:`~nlgrad.runtime.protocols.step_cap_for` (the
+    benchmark's default where none is requested)."""
+    kind, ray_address = (config.executor, config.ray_address) if config is not None else ("thread", None)
+    if workers is None:
+        workers = config.workers if config is not None else 1
+    if step_cap is None and config is not None:
+        step_cap = config.step_cap
+    return make_executor(kind, ray_address=ray_address, benchmark=benchmark, program=program, lm=lm, policy=policy,
+                         workers=workers, step_cap=step_cap_for(benchmark, step_cap), run_dir=run_dir,
+                         progress=progress, console=console, keep_traces=keep_traces, label=label,
+                         policy_for_task=policy_for_task)
 
 
 def guard_not_test(tasks: list[Task]) -> list[Task]:

@@ -1,10 +1,10 @@
 """ActGuide-RL: when a whole group scores 0, re-roll it with a plan hint and train those turns as if unguided.
 
 A group whose G rollouts all scored 0 gives GRPO no signal. For such a group the trainer runs G more episodes of
-the same task (same seed) with :meth:`PolicyLM.guided`: every policy call samples from its prompt with the plan
+the same task (same seed) with :meth:`LearnerLM.guided`: every model call samples from its prompt with the plan
 hint appended to the last message, while the turn records the *unguided* prompt's token ids. The old, reference
 and new log-probs of those turns are therefore all computed under the unguided prompt (the PPO ratio starts at 1
-there), so the update teaches the unguided policy what it did with help.
+there), so the update teaches the unguided model what it did with help.
 
 The guided episodes join their group (2G episodes), and the group's advantages are GRPO's over all 2G:
 ``A_i = (R_i - mean(R)) / (std(R) + eps)`` — guided successes are pushed up, and the unguided failures down
@@ -19,7 +19,7 @@ from __future__ import annotations
 from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.protocols import Task
 from nlgrad.trainer.env_states import StateLog
-from nlgrad.trainer.hf_lm import PolicyLM
+from nlgrad.trainer.hf_lm import LearnerLM
 from nlgrad.trainer.rollout import EpisodeRollout, run_episode
 
 DEFAULT_HINT = ("Plan: work step by step toward the goal. Look at what is available, try options you have not "
@@ -44,7 +44,7 @@ def needs_guidance(group: list[EpisodeRollout]) -> bool:
     return bool(group) and all(ep.score <= 0.0 and ep.error is None for ep in group)
 
 
-def guide_zero_groups(executor: Executor, lm: PolicyLM, groups: list[list[EpisodeRollout]], *, hint: str = "",
+def guide_zero_groups(executor: Executor, lm: LearnerLM, groups: list[list[EpisodeRollout]], *, hint: str = "",
                       state_log: StateLog | None = None) -> dict[str, int]:
     """Extend every all-zero group in place with G guided re-rolls; returns counts for the log."""
     guided_groups = guided_successes = 0

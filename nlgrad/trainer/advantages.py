@@ -1,12 +1,12 @@
 """Advantage estimators of the companion trainer: small pure functions over plain Python numbers (no torch).
 
 Each works on one *group*: the G rollouts of the same task (same seed), so every advantage is relative to what the
-same policy did on the same problem. Conventions, shared by all of them:
+same model did on the same problem. Conventions, shared by all of them:
 
 - ``normalize="std"``: ``(x - mean) / (std + eps)`` with the population std (ddof=0); ``"mean"``: ``x - mean``.
   A group whose values are all equal gets all-zero advantages (no signal, no noise).
-- A *turn* is one policy LM call (one sampled completion); an episode is a list of turns. Per-turn advantages come
-  back as one list per episode, aligned with its turns.
+- A *turn* is one call of the learner model (one sampled completion); an episode is a list of turns. Per-turn
+  advantages come back as one list per episode, aligned with its turns.
 
 GRPO   group-normalized episode return, the same for every turn of an episode.
 GiGPO  GRPO's episode advantage plus ``omega`` times a step advantage: returns discounted by environment steps, of

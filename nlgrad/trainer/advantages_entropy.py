@@ -1,14 +1,14 @@
 """STAPO: a turn whose sampling entropy is an outlier within its anchor group gets its advantage scaled (pure
 Python, no torch).
 
-Each turn's entropy is recorded at rollout time (:meth:`Policy.sample` keeps the mean, over the sampled tokens, of
+Each turn's entropy is recorded at rollout time (:meth:`LearnerModel.sample` keeps the mean, over the sampled tokens, of
 the entropy ``-sum p log p`` of the temperature-scaled distribution each token was drawn from). An *anchor group* is
 GiGPO's: the turns of the group's episodes that acted with the same route in the same environment state (route +
 rendered prompt without an environment). Within an anchor group of ``n >= 2`` turns with entropies ``H``:
 
 ``z(i, t) = (H(i, t) - mean(H)) / std(H)`` (population std; no outliers when ``std <= eps``)
 
-A turn with ``|z| > z_threshold`` is an outlier (it acted far more or far less randomly than the policy did in the
+A turn with ``|z| > z_threshold`` is an outlier (it acted far more or far less randomly than the model did in the
 same state), and its advantage is multiplied by ``scale``; every other turn keeps GRPO's episode advantage:
 
 ``A(i, t) = A_grpo(i) * (scale if |z(i, t)| > z_threshold else 1)``

@@ -3,12 +3,12 @@
 From the trace's environment nodes (:mod:`nlgrad.trainer.trace_uses`), every turn whose output an ``env.step``
 used has a *next observation*: the text that step returned. The auxiliary sample is
 ``(prompt_ids + completion_ids, tokens(next observation)[:max_tokens])`` and its loss is the token-mean negative
-log-likelihood of the observation tokens under the policy, times ``coef``:
+log-likelihood of the observation tokens under the learner model, times ``coef``:
 
 ``L_aux = coef * mean over observation tokens of -log p(o_j | prompt, reply, o_<j)``
 
-It is *alternated* with the policy step: after each PPO epoch's policy minibatches, one pass of auxiliary
-minibatches, each its own optimizer step (grad-norm clipped like the policy's).
+It is *alternated* with the PPO step: after each PPO epoch's minibatches, one pass of auxiliary minibatches,
+each its own optimizer step (grad-norm clipped like the PPO step's).
 """
 
 from __future__ import annotations

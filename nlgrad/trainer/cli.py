@@ -130,8 +130,8 @@ def register(app: typer.Typer) -> None:
         trainer = Trainer(config, target, console=err)
         outcome = trainer.finish(trainer.run(), progress=sys.stderr.isatty())
         last = outcome.curves[-1] if outcome.curves else {}
-        out.print(f"[bold]train {method} on {benchmark}[/] ({trainer.policy.source}, "
-                  f"{'LoRA' if lora else 'full'}, {trainer.policy.device})")
+        out.print(f"[bold]train {method} on {benchmark}[/] ({trainer.learner_model.source}, "
+                  f"{'LoRA' if lora else 'full'}, {trainer.learner_model.device})")
         out.print(f"  steps: {outcome.steps_done} (resumed from {outcome.resumed_from}), "
                   f"{outcome.timing.get('steps_per_s', 0):.4f} steps/s")
         if last:
@@ -147,8 +147,8 @@ def register(app: typer.Typer) -> None:
             from nlgrad.files import write_json_atomic
             from nlgrad.trainer.evaluation import external_record
 
-            note = f"companion trainer {method} ({trainer.policy.source}, {'LoRA' if lora else 'full'})"
-            write_json_atomic(external, external_record(target, outcome.test_result, policy_dir=outcome.final_dir,
+            note = f"companion trainer {method} ({trainer.learner_model.source}, {'LoRA' if lora else 'full'})"
+            write_json_atomic(external, external_record(target, outcome.test_result, model_dir=outcome.final_dir,
                                                         note=note))
             out.print(f"  compare row: {external}")
         out.print(f"  curves: {target / 'curves.jsonl'}; merged model: {outcome.final_dir}")

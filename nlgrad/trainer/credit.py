@@ -23,7 +23,7 @@ from nlgrad.trainer.advantages_routing import iapo_advantages
 from nlgrad.trainer.advantages_tigpo import TaskAnchorStats, tigpo_advantages
 from nlgrad.trainer.batch import completion_logprobs, pad_batch
 from nlgrad.trainer.config import TrainConfig
-from nlgrad.trainer.policy_model import Policy
+from nlgrad.trainer.learner_model import LearnerModel
 from nlgrad.trainer.rollout import EpisodeRollout
 
 
@@ -46,23 +46,24 @@ def question_and_gold(task: Task) -> tuple[str, str]:
 class InfoGainScorer:
     """``score(task, evidences) -> [log p_ref(y* | q, e_<=t) for t = 0..T]`` with the frozen reference model."""
 
-    def __init__(self, policy: Policy, *, batch_size: int = 8):
+    def __init__(self, learner_model: LearnerModel, *, batch_size: int = 8):
         template = files("nlgrad.trainer").joinpath("templates/info_gain.j2").read_text(encoding="utf-8")
         self.module = Module(route="trainer.info_gain", template=template, template_name="info_gain.j2")
-        self.policy, self.batch_size = policy, batch_size
+        self.learner_model, self.batch_size = learner_model, batch_size
 
     def prompt_ids(self, question: str, evidence: list[str]) -> list[int]:
-        return self.policy.encode_chat(self.module.render("", {"question": question, "evidence": evidence}))
+        return self.learner_model.encode_chat(self.module.render("", {"question": question, "evidence": evidence}))
 
     @torch.no_grad()
     def loglik(self, question: str, gold: str, evidence_sets: list[list[str]]) -> list[float]:
-        answer = self.policy.encode_text(gold) or [self.policy.tokenizer.eos_token_id]
+        answer = self.learner_model.encode_text(gold) or [self.learner_model.tokenizer.eos_token_id]
         pairs = [(self.prompt_ids(question, ev), answer) for ev in evidence_sets]
         out: list[float] = []
-        with self.policy.reference() as ref:
+        with self.learner_model.reference() as ref:
             ref.eval()
             for i in range(0, len(pairs), self.batch_size):
-                batch = pad_batch(pairs[i:i + self.batch_size], self.policy.tokenizer.pad_token_id, self.policy.device)
+                batch = pad_batch(pairs[i:i + self.batch_size], self.learner_model.tokenizer.pad_token_id,
+                                  self.learner_model.device)
                 logp = completion_logprobs(ref, batch)
                 out.extend(float(v) for v in (logp * batch.completion_mask).sum(-1))
         return out

@@ -1,13 +1,13 @@
-"""An LM object for nlgrad's executor whose ``complete`` calls the trained HF model in-process.
+"""An LM object for nlgrad's executor whose ``complete`` calls the learner model in-process.
 
 It implements what :class:`nlgrad.runtime.context.RunContext` and :class:`~nlgrad.runtime.executor.Executor` use
 from :class:`nlgrad.lm.client.LM` — ``complete(role, messages, **kw) -> Completion``, ``model_for(role)`` and a
 ``ledger`` — so the *same* program (same templates, parsers, action matching) runs with the trained weights:
 - ``mode="sample"`` (training rollouts): softmax sampling at the training temperature; every call is recorded as a
-  :class:`SampledTurn` (prompt and completion token ids) for the policy-gradient update;
+  :class:`SampledTurn` (prompt and completion token ids) for the weight update;
 - ``with lm.guided(hint):`` (ActGuide-RL) samples this thread's calls from the prompt with ``hint`` appended to its
   last message (:func:`with_hint`) but records the *unguided* prompt's token ids, so those turns are trained with
-  log-probs under the prompt the policy sees without help;
+  log-probs under the prompt the model sees without help;
 - ``mode="greedy"`` (evaluation): temperature 0 unless the module asks for another, like ``nlgrad eval``'s default
   agent role (temperature 0.0), so scores are comparable with the served-model path.
 """
@@ -22,7 +22,7 @@ from typing import Any
 
 from nlgrad.lm.client import Completion
 from nlgrad.lm.ledger import Ledger
-from nlgrad.trainer.policy_model import Policy
+from nlgrad.trainer.learner_model import LearnerModel
 
 DEFAULT_MAX_TOKENS = 64
 
@@ -46,12 +46,15 @@ def with_hint(messages: list[dict[str, str]], hint: str) -> list[dict[str, str]]
     return [*messages[:-1], last]
 
 
-class PolicyLM:
-    def __init__(self, policy: Policy, *, name: str = "hf/policy", mode: str = "greedy", temperature: float = 1.0,
-                 max_tokens_cap: int | None = None, default_max_tokens: int = DEFAULT_MAX_TOKENS):
+class LearnerLM:
+    """The learner model as an nlgrad LM (see the module docstring)."""
+
+    def __init__(self, learner_model: LearnerModel, *, name: str = "hf/learner", mode: str = "greedy",
+                 temperature: float = 1.0, max_tokens_cap: int | None = None,
+                 default_max_tokens: int = DEFAULT_MAX_TOKENS):
         if mode not in ("sample", "greedy"):
             raise ValueError(f"mode must be 'sample' or 'greedy', got {mode!r}")
-        self.policy, self.name, self.mode = policy, name, mode
+        self.learner_model, self.name, self.mode = learner_model, name, mode
         self.temperature, self.max_tokens_cap, self.default_max_tokens = temperature, max_tokens_cap, default_max_tokens
         self.ledger = Ledger()
         self._turns: dict[int, list[SampledTurn]] = {}  # by thread: one episode runs in one thread
@@ -88,14 +91,15 @@ class PolicyLM:
             limit = min(limit, self.max_tokens_cap)
         start = time.monotonic()
         with self._lock:
-            prompt_ids = self.policy.encode_chat(messages)
+            prompt_ids = self.learner_model.encode_chat(messages)
             hint = getattr(self._local, "hint", None) if self.mode == "sample" else None
-            sample_ids = self.policy.encode_chat(with_hint(messages, hint)) if hint else prompt_ids
-            completion_ids, text = self.policy.sample(sample_ids, max_new_tokens=limit, temperature=temp, stop=stop)
+            sample_ids = self.learner_model.encode_chat(with_hint(messages, hint)) if hint else prompt_ids
+            completion_ids, text = self.learner_model.sample(sample_ids, max_new_tokens=limit, temperature=temp,
+                                                             stop=stop)
             if self.mode == "sample":
                 self._turns.setdefault(threading.get_ident(), []).append(
                     SampledTurn(list(messages), prompt_ids, completion_ids, text,
-                                entropy=getattr(self.policy, "last_entropy", None), guided=bool(hint)))
+                                entropy=getattr(self.learner_model, "last_entropy", None), guided=bool(hint)))
         latency = time.monotonic() - start
         self.ledger.record(role, cached=False, prompt_tokens=len(prompt_ids), completion_tokens=len(completion_ids),
                            wall_s=latency)

@@ -10,7 +10,7 @@ A GGUF model behind llama-server cannot be updated, so the trained HF/torch mode
 
 * **Batch rollouts** (:meth:`TrainerWeightLearner.rollouts`, which JERP calls instead of ``ws.rollouts``): every
   task of JERP's batch is played ``group_size`` (G) times, as rollouts ``<task id>#<g>`` (same task, same
-  environment seed), by the trainer's :class:`~nlgrad.trainer.hf_lm.PolicyLM` in *sample* mode, through nlgrad's
+  environment seed), by the trainer's :class:`~nlgrad.trainer.hf_lm.LearnerLM` in *sample* mode, through nlgrad's
   executor and program with the workspace's rule pool and JERP's per-task retrieval hook, so the prompts hold the
   retrieved rules. Each episode's sampled token ids and environment state keys go to ``rollouts/turns.jsonl``
   (before its result, so a resumed iteration reads them back); its trace and result are nlgrad's usual run files.
@@ -123,7 +123,7 @@ def trainer_config(values: dict[str, Any], config) -> TrainConfig:
 
 
 class AgentOverride:
-    """An LM for nlgrad's executor: the ``agent`` role is ``agent`` (a :class:`PolicyLM`), every other role the
+    """An LM for nlgrad's executor: the ``agent`` role is ``agent`` (a :class:`LearnerLM`), every other role the
     ``base`` LM (critic, optimizer: litellm). Agent calls are recorded in the base LM's ledger (role ``agent``), so
     the run's ledger and budgets count them; they run one at a time (``parallelism`` 1) and are never cached."""
 
@@ -166,12 +166,12 @@ class TrainerWeightLearner:
     """:class:`~nlgrad.methods.jerp.WeightLearner` backed by the companion trainer (see the module docstring).
 
     ``trainer``: the trainer options (an inline table or a TOML path, read by :func:`read_trainer_options`; checked
-    when the learner is made, so a bad option fails before any work). ``policy``: an already loaded
-    :class:`~nlgrad.trainer.policy_model.Policy` (tests), else ``model`` is loaded in :meth:`setup`."""
+    when the learner is made, so a bad option fails before any work). ``learner_model``: an already
+    loaded :class:`~nlgrad.trainer.learner_model.LearnerModel` (tests), else ``model`` is loaded in :meth:`setup`."""
 
-    def __init__(self, trainer: str | dict[str, Any], *, policy=None, console=None):
+    def __init__(self, trainer: str | dict[str, Any], *, learner_model=None, console=None):
         self.options = read_trainer_options(trainer)
-        self.policy, self.console = policy, console
+        self.learner_model, self.console = learner_model, console
         self.trainer = None  # the Trainer, made in setup
         self.done = 0  # iterations whose weight step is done (the latest checkpoint's step)
         self._pending: dict[int, tuple[dict[str, Any], float]] = {}  # iteration -> (episodes by rollout id, wall s)
@@ -193,16 +193,16 @@ class TrainerWeightLearner:
                               f"({exc.name} is missing)", field=OPTION) from None
         from rich.console import Console
 
-        from nlgrad.trainer.hf_lm import PolicyLM
+        from nlgrad.trainer.hf_lm import LearnerLM
         from nlgrad.trainer.loop import Trainer
 
         config = trainer_config(self.options, ws.config)
         self.console = self.console or Console(stderr=True)
-        self.trainer = Trainer(config, ws.work_dir / "weights", policy=self.policy, console=self.console,
+        self.trainer = Trainer(config, ws.work_dir / "weights", learner_model=self.learner_model, console=self.console,
                                benchmark=ws.benchmark, program=ws.program)
         self.done = self.trainer._resume()
-        self.greedy = PolicyLM(self.trainer.policy, name=self.trainer.lm.name, mode="greedy",
-                               max_tokens_cap=config.max_new_tokens)
+        self.greedy = LearnerLM(self.trainer.learner_model, name=self.trainer.lm.name, mode="greedy",
+                                max_tokens_cap=config.max_new_tokens)
         self.base_lm = ws.lm.base if isinstance(ws.lm, AgentOverride) else ws.lm
         ws.lm = AgentOverride(self.base_lm, self.greedy)
 
@@ -218,8 +218,8 @@ class TrainerWeightLearner:
         hook, into ``iter-NNNN/<label>/``; returns ``(RunResult, the rollout tasks)`` for JERP. Episodes already
         there (a resumed iteration) are read back with their sampled turns."""
         from nlgrad.journal import append_line
-        from nlgrad.methods.base import guard_not_test
-        from nlgrad.runtime.executor import Executor, RunResult, TaskResult, summarize
+        from nlgrad.methods.base import executor_for, guard_not_test
+        from nlgrad.runtime.executor import RunResult, TaskResult, summarize
         from nlgrad.runtime.rundir import RunDir
         from nlgrad.runtime.trace import Trace
         from nlgrad.trainer.env_states import RecordingBenchmark
@@ -232,12 +232,12 @@ class TrainerWeightLearner:
         done = run_dir.load_results(include_errors=iteration <= self.done)  # errors are replayed, unless trained on
         saved = _read_turns(turns_path)
         lm = AgentOverride(self.base_lm, trainer.lm)
-        executor = Executor(benchmark=RecordingBenchmark(ws.benchmark, trainer.state_log), program=ws.program,
-                            lm=lm, policy=memory, workers=1, step_cap=ws.step_cap, progress=False, label=label,
-                            policy_for_task=ws.policy_for_task)
+        executor = executor_for(None, benchmark=RecordingBenchmark(ws.benchmark, trainer.state_log),
+                                program=ws.program, lm=lm, policy=memory, workers=1, step_cap=ws.step_cap,
+                                progress=False, label=label, policy_for_task=ws.policy_for_task)
         results, traces, episodes = [], {}, {}
         start = time.monotonic()
-        trainer.policy.model.eval()
+        trainer.learner_model.model.eval()
         try:
             for task in copies:
                 trace_path = run_dir.trace_path(task.id)
@@ -317,7 +317,7 @@ class TrainerWeightLearner:
         if iteration == ws.config.iterations:  # before the checkpoint: killed in between, the step is replayed
             from nlgrad.trainer.evaluation import save_merged
 
-            record["final_dir"] = str(save_merged(trainer.policy, trainer.out_dir / "final"))
+            record["final_dir"] = str(save_merged(trainer.learner_model, trainer.out_dir / "final"))
         trainer.save_checkpoint(iteration, iteration=iteration)
         self.done = iteration
         ws.write(iteration, "weights.json", record)

@@ -16,6 +16,7 @@ import json
 import math
 import random
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -25,8 +26,9 @@ from rich.console import Console
 
 from nlgrad.errors import ConfigError
 from nlgrad.files import write_json_atomic
+from nlgrad.methods.base import executor_for
 from nlgrad.methods.strategies.sampler import SeededMinibatchSampler
-from nlgrad.runtime.executor import Executor
+from nlgrad.runtime.protocols import step_cap_for
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.trainer import checkpoint as ckpt
 from nlgrad.trainer.actguide import guide_zero_groups
@@ -36,9 +38,9 @@ from nlgrad.trainer.batch import completion_logprobs, pad_batch
 from nlgrad.trainer.config import TrainConfig
 from nlgrad.trainer.credit import InfoGainScorer, assign_advantages, question_and_gold
 from nlgrad.trainer.env_states import RecordingBenchmark, StateLog
-from nlgrad.trainer.hf_lm import PolicyLM
+from nlgrad.trainer.hf_lm import LearnerLM
 from nlgrad.trainer.loss import ppo_clip_loss
-from nlgrad.trainer.policy_model import Policy, load_policy
+from nlgrad.trainer.learner_model import LearnerModel, load_learner_model
 from nlgrad.trainer.rollout import EpisodeRollout, Turn, collect_groups
 from nlgrad.trainer.rule_retrieval import rule_pool_hooks
 
@@ -78,10 +80,11 @@ def _peak_memory_mb(device: torch.device) -> float:
 
 
 class Trainer:
-    def __init__(self, config: TrainConfig, out_dir: Path, *, policy: Policy | None = None,
+    def __init__(self, config: TrainConfig, out_dir: Path, *, learner_model: LearnerModel | None = None,
                  console: Console | None = None, on_step: Callable[[dict[str, Any]], None] | None = None,
                  benchmark: Any = None, program: Any = None):
-        """``benchmark`` / ``program``: already loaded objects for ``config.benchmark`` / ``config.program`` (JERP's
+        """``learner_model``: an already loaded model (tests, JERP's weight half), else ``config.model`` is loaded.
+        ``benchmark`` / ``program``: already loaded objects for ``config.benchmark`` / ``config.program`` (JERP's
         weight half passes its workspace's), else they are loaded by id."""
         self.config, self.out_dir = config, Path(out_dir)
         self.console = console or Console(stderr=True)
@@ -94,31 +97,37 @@ class Trainer:
             raise ConfigError("training never sees the test split", field="benchmark", value=config.benchmark)
         if config.method == "cigpo":
             question_and_gold(self.train_tasks[0])  # fails early on a benchmark without gold answers
-        self.step_cap = config.step_cap or getattr(self.benchmark, "default_step_cap", None)
+        self.step_cap = step_cap_for(self.benchmark, config.step_cap)
         self.sampler = SeededMinibatchSampler(config.seed)
         _seed_everything(config.seed)
         need_ref = config.kl_coef > 0 or config.method == "cigpo"
-        self.policy = policy or load_policy(config.model, device=config.device, dtype=config.dtype, lora=config.lora,
-                                            lora_rank=config.lora_rank, lora_alpha=config.lora_alpha,
-                                            lora_targets=config.lora_targets, need_reference=need_ref,
-                                            gradient_checkpointing=config.gradient_checkpointing, seed=config.seed)
-        self.params = self.policy.trainable_parameters()
+        self.learner_model = learner_model or load_learner_model(
+            config.model, device=config.device, dtype=config.dtype, lora=config.lora, lora_rank=config.lora_rank,
+            lora_alpha=config.lora_alpha, lora_targets=config.lora_targets, need_reference=need_ref,
+            gradient_checkpointing=config.gradient_checkpointing, seed=config.seed)
+        self.params = self.learner_model.trainable_parameters()
         if not self.params:
             raise ConfigError("the model has no trainable parameters", field="--model", value=config.model)
         self.optimizer = torch.optim.AdamW(self.params, lr=config.lr, weight_decay=config.weight_decay)
-        self.lm = PolicyLM(self.policy, name=f"hf/{Path(config.model).name}", mode="sample",
-                           temperature=config.temperature, max_tokens_cap=config.max_new_tokens)
+        self.lm = LearnerLM(self.learner_model, name=f"hf/{Path(config.model).name}", mode="sample",
+                            temperature=config.temperature, max_tokens_cap=config.max_new_tokens)
         self.state_log = StateLog()  # the environments' own state keys (GiGPO anchors, ProGPO's novel states)
         # JERP's weight half: a rule pool retrieved into every rollout's (and evaluation's) prompts
         self.rule_hooks = rule_pool_hooks(config.rules, k=config.rules_k, embedder=config.rules_embedder)
-        self.executor = Executor(benchmark=RecordingBenchmark(self.benchmark, self.state_log), program=self.program,
-                                 lm=self.lm, workers=1, step_cap=self.step_cap, progress=False, label="train",
-                                 **self.rule_hooks)
-        self.scorer = InfoGainScorer(self.policy) if config.method == "cigpo" else None
+        self.executor = executor_for(None, benchmark=RecordingBenchmark(self.benchmark, self.state_log),
+                                     program=self.program, lm=self.lm, workers=1, step_cap=self.step_cap,
+                                     progress=False, label="train", **self.rule_hooks)
+        self.scorer = InfoGainScorer(self.learner_model) if config.method == "cigpo" else None
         self.ckpt_dir = self.out_dir / "checkpoints"
         self.curves_path = self.out_dir / "curves.jsonl"
         self.task_stats = TaskAnchorStats()  # TIGPO: per-task anchor statistics across steps (checkpointed)
         self.tasks_by_id = {t.id: t for t in self.train_tasks}
+
+    @property
+    def policy(self) -> LearnerModel:
+        """Deprecated name of :attr:`learner_model` (in nlgrad, "policy" is the policy memory)."""
+        warnings.warn("Trainer.policy is deprecated; use Trainer.learner_model", DeprecationWarning, stacklevel=2)
+        return self.learner_model
 
     # ---- resume ---------------------------------------------------------------------------------------------
     def _resume(self) -> int:
@@ -135,11 +144,12 @@ class Trainer:
                                       "steps, eval and device may change)", field="--out", value=str(self.out_dir))
         self.out_dir.mkdir(parents=True, exist_ok=True)
         write_json_atomic(config_path, {"fingerprint": self.config.fingerprint(),
-                                        "config": self.config.model_dump(mode="json"), "model": self.policy.source})
+                                        "config": self.config.model_dump(mode="json"),
+                                        "model": self.learner_model.source})
         latest = ckpt.latest_checkpoint(self.ckpt_dir)
         if latest is None:
             return 0
-        state = ckpt.load_checkpoint(latest, self.policy.model, self.optimizer)
+        state = ckpt.load_checkpoint(latest, self.learner_model.model, self.optimizer)
         self.task_stats = TaskAnchorStats.from_dict(state.get("task_stats"))
         self._truncate_curves(state["step"])
         self.console.print(f"[trainer] resumed from {latest.name} (step {state['step']})")
@@ -160,23 +170,24 @@ class Trainer:
 
     # ---- one step -------------------------------------------------------------------------------------------
     def _old_and_ref_logprobs(self, batches) -> None:
-        self.policy.model.eval()
+        self.learner_model.model.eval()
         with torch.no_grad():
             for b in batches:
-                b["old"] = completion_logprobs(self.policy.model, b["batch"], self.config.temperature)
+                b["old"] = completion_logprobs(self.learner_model.model, b["batch"], self.config.temperature)
                 if self.config.kl_coef > 0:
-                    with self.policy.reference() as ref:
+                    with self.learner_model.reference() as ref:
                         b["ref"] = completion_logprobs(ref, b["batch"], self.config.temperature)
 
     def _make_batches(self, turns: list[Turn]) -> list[dict[str, Any]]:
-        pad = self.policy.tokenizer.pad_token_id
+        pad = self.learner_model.tokenizer.pad_token_id
         size = self.config.minibatch
         out = []
         for i in range(0, len(turns), size):
             chunk = turns[i:i + size]
-            out.append({"batch": pad_batch([(t.prompt_ids, t.completion_ids) for t in chunk], pad, self.policy.device),
+            out.append({"batch": pad_batch([(t.prompt_ids, t.completion_ids) for t in chunk], pad,
+                                           self.learner_model.device),
                         "adv": torch.tensor([t.advantage for t in chunk], dtype=torch.float32,
-                                            device=self.policy.device)})
+                                            device=self.learner_model.device)})
         return out
 
     def step_tasks(self, step: int) -> tuple[list, int]:
@@ -194,7 +205,7 @@ class Trainer:
         cfg = self.config
         t0 = time.monotonic()
         tasks, revisits = self.step_tasks(step)
-        self.policy.model.eval()
+        self.learner_model.model.eval()
         groups = collect_groups(self.executor, self.lm, tasks, cfg.group_size, workers=cfg.workers,
                                 state_log=self.state_log)
         method_stats: dict[str, Any] = {"revisited_tasks": revisits} if cfg.method == "tigpo" else {}
@@ -215,15 +226,15 @@ class Trainer:
         turns = [t for ep in episodes for t in ep.turns if t.completion_ids]
         train_turns = [t for t in turns if abs(t.advantage) > 1e-8] if cfg.skip_zero_advantage else turns
         losses, kls, clips, grad_norms, trained_tokens, aux_losses = [], [], [], [], 0, []
-        aux_pairs = (next_observation_pairs(turns, self.policy.encode_text, cfg.tapo_max_tokens)
+        aux_pairs = (next_observation_pairs(turns, self.learner_model.encode_text, cfg.tapo_max_tokens)
                      if cfg.method == "tapo" else [])
         if train_turns:
             batches = self._make_batches(train_turns)
             self._old_and_ref_logprobs(batches)
-            self.policy.model.train()
+            self.learner_model.model.train()
             for _ in range(cfg.ppo_epochs):
                 for b in batches:
-                    logp = completion_logprobs(self.policy.model, b["batch"], cfg.temperature)
+                    logp = completion_logprobs(self.learner_model.model, b["batch"], cfg.temperature)
                     loss, stats = ppo_clip_loss(logp, b["old"], b["adv"], b["batch"].completion_mask,
                                                 ref_logp=b.get("ref"), clip_eps=cfg.clip_eps,
                                                 clip_eps_high=cfg.clip_eps_high, kl_coef=cfg.kl_coef,
@@ -238,18 +249,20 @@ class Trainer:
                     kls.append(stats.kl)
                     clips.append(stats.clip_fraction)
                     trained_tokens += b["batch"].tokens
-                if aux_pairs:  # TAPO: the next-observation pass alternates with each policy pass
-                    aux_losses += auxiliary_pass(self.policy.model, self.optimizer, self.params, aux_pairs,
-                                                 pad_id=self.policy.tokenizer.pad_token_id, device=self.policy.device,
+                if aux_pairs:  # TAPO: the next-observation pass alternates with each PPO pass
+                    aux_losses += auxiliary_pass(self.learner_model.model, self.optimizer, self.params, aux_pairs,
+                                                 pad_id=self.learner_model.tokenizer.pad_token_id,
+                                                 device=self.learner_model.device,
                                                  minibatch=cfg.minibatch, coef=cfg.tapo_coef,
                                                  max_grad_norm=cfg.max_grad_norm)
-            self.policy.model.eval()
-        elif aux_pairs:  # TAPO without a policy update this step: the next-observation pass still runs
-            self.policy.model.train()
-            aux_losses += auxiliary_pass(self.policy.model, self.optimizer, self.params, aux_pairs,
-                                         pad_id=self.policy.tokenizer.pad_token_id, device=self.policy.device,
-                                         minibatch=cfg.minibatch, coef=cfg.tapo_coef, max_grad_norm=cfg.max_grad_norm)
-            self.policy.model.eval()
+            self.learner_model.model.eval()
+        elif aux_pairs:  # TAPO without a PPO update this step: the next-observation pass still runs
+            self.learner_model.model.train()
+            aux_losses += auxiliary_pass(self.learner_model.model, self.optimizer, self.params, aux_pairs,
+                                         pad_id=self.learner_model.tokenizer.pad_token_id,
+                                         device=self.learner_model.device, minibatch=cfg.minibatch,
+                                         coef=cfg.tapo_coef, max_grad_norm=cfg.max_grad_norm)
+            self.learner_model.model.eval()
         wall = time.monotonic() - t0
         sampled = sum(len(t.completion_ids) for t in turns)
         prompt_tokens = sum(len(t.prompt_ids) for t in turns)
@@ -266,7 +279,7 @@ class Trainer:
             "sampled_tokens": sampled, "prompt_tokens": prompt_tokens, "trained_tokens": trained_tokens,
             "rollout_s": round(t_rollout, 3), "wall_s": round(wall, 3),
             "tokens_per_s": round((sampled + prompt_tokens + trained_tokens * cfg.ppo_epochs) / wall, 1) if wall else 0,
-            "peak_memory_mb": round(_peak_memory_mb(self.policy.device), 1),
+            "peak_memory_mb": round(_peak_memory_mb(self.learner_model.device), 1),
             **method_stats,
         }
         if cfg.method == "tapo":
@@ -281,7 +294,7 @@ class Trainer:
     def save_checkpoint(self, step: int, **state: Any) -> Path:
         """Checkpoint ``step`` completed steps (weights, optimizer, RNG, TIGPO's statistics, ``state``)."""
         cfg = self.config
-        return ckpt.save_checkpoint(self.ckpt_dir, step, self.policy.model, self.optimizer,
+        return ckpt.save_checkpoint(self.ckpt_dir, step, self.learner_model.model, self.optimizer,
                                     {"method": cfg.method, "fingerprint": cfg.fingerprint(),
                                      "task_stats": self.task_stats.to_dict(), **state},
                                     keep=cfg.keep_checkpoints)
@@ -316,15 +329,15 @@ class Trainer:
         return outcome
 
     def _evaluate(self, split: str, n: int, run_dir: Path | None, progress: bool = False):
-        from nlgrad.trainer.evaluation import evaluate_policy
+        from nlgrad.trainer.evaluation import evaluate_learner_model
 
         cfg = self.config
-        return evaluate_policy(
-            self.policy, benchmark=cfg.benchmark, split=split, n=n, program=cfg.program,
+        return evaluate_learner_model(
+            self.learner_model, benchmark=cfg.benchmark, split=split, n=n, program=cfg.program,
             step_cap=cfg.eval_step_cap or cfg.step_cap, run_dir=run_dir,
             model_name=f"hf/{cfg.method}-{Path(cfg.model).name}", max_tokens_cap=cfg.max_new_tokens,
-            trainer_info={"method": cfg.method, "model": self.policy.source, "lora": cfg.lora, "seed": cfg.seed,
-                          "out_dir": str(self.out_dir)},
+            trainer_info={"method": cfg.method, "model": self.learner_model.source, "lora": cfg.lora,
+                          "seed": cfg.seed, "out_dir": str(self.out_dir)},
             console=self.console, progress=progress, rule_hooks=self.rule_hooks)
 
     def finish(self, outcome: TrainOutcome, *, save_final: bool = True, progress: bool = False) -> TrainOutcome:
@@ -333,7 +346,7 @@ class Trainer:
 
         cfg = self.config
         if save_final:
-            outcome.final_dir = save_merged(self.policy, self.out_dir / "final")
+            outcome.final_dir = save_merged(self.learner_model, self.out_dir / "final")
         if cfg.eval_n > 0:
             outcome.eval_summary = self._evaluate("dev", cfg.eval_n, self.out_dir / "eval-dev", progress).summary
         if cfg.test_n > 0:
@@ -346,9 +359,9 @@ def _mean(values: list[float]) -> float:
     return sum(finite) / len(finite) if finite else 0.0
 
 
-def train(config: TrainConfig, out_dir: Path, *, console: Console | None = None, policy: Policy | None = None,
-          evaluate: bool = True, save_final: bool = True) -> TrainOutcome:
-    trainer = Trainer(config, out_dir, console=console, policy=policy)
+def train(config: TrainConfig, out_dir: Path, *, console: Console | None = None,
+          learner_model: LearnerModel | None = None, evaluate: bool = True, save_final: bool = True) -> TrainOutcome:
+    trainer = Trainer(config, out_dir, console=console, learner_model=learner_model)
     outcome = trainer.run()
     if evaluate or save_final:
         trainer.finish(outcome, save_final=save_final)

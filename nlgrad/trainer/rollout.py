@@ -1,8 +1,8 @@
-"""Multi-turn rollouts: nlgrad's own program runs each episode, with the policy sampling every module call.
+"""Multi-turn rollouts: nlgrad's own program runs each episode, with the learner model sampling every module call.
 
 The trainer does not re-implement the agent loop. It runs the benchmark's program through
 :meth:`Executor.run_task` (same templates, same action matching and loop breaker, same environment and metric), with
-:class:`~nlgrad.trainer.hf_lm.PolicyLM` in sample mode as the LM. Each episode's sampled turns are aligned with the
+:class:`~nlgrad.trainer.hf_lm.LearnerLM` in sample mode as the LM. Each episode's sampled turns are aligned with the
 trace's module nodes, which give each turn its route, the environment step it acted at and its *anchor* (its route
 and the environment state it acted in, for GiGPO), and the evidence that tools revealed right after it (for CIGPO).
 The environment states come from :mod:`nlgrad.trainer.env_states` (the environment's own ``state_key``), one per
@@ -21,7 +21,7 @@ from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.protocols import Observation, Task
 from nlgrad.runtime.trace import Trace
 from nlgrad.trainer.env_states import StateLog, state_key_of
-from nlgrad.trainer.hf_lm import PolicyLM, SampledTurn
+from nlgrad.trainer.hf_lm import LearnerLM, SampledTurn
 from nlgrad.trainer.trace_uses import CallUses, call_uses
 
 
@@ -123,7 +123,7 @@ def align_turns(sampled: list[SampledTurn], trace: Trace, states: list[str] | No
     return turns
 
 
-def run_episode(executor: Executor, lm: PolicyLM, task: Task, index: int,
+def run_episode(executor: Executor, lm: LearnerLM, task: Task, index: int,
                 state_log: StateLog | None = None) -> EpisodeRollout:
     lm.take_turns()  # drop anything left from an aborted episode in this thread
     if state_log is not None:
@@ -135,7 +135,7 @@ def run_episode(executor: Executor, lm: PolicyLM, task: Task, index: int,
                           steps=result.steps, error=result.error, observations=states)
 
 
-def collect_groups(executor: Executor, lm: PolicyLM, tasks: list[Task], group_size: int, workers: int = 1,
+def collect_groups(executor: Executor, lm: LearnerLM, tasks: list[Task], group_size: int, workers: int = 1,
                    state_log: StateLog | None = None) -> list[list[EpisodeRollout]]:
     """G episodes of every task (same seed), grouped by task; ``workers`` threads run episodes in parallel.
     ``state_log``: the log the executor's environments record state keys into (see ``env_states``)."""

@@ -4,9 +4,9 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def tiny_policy():
+def tiny_learner():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from nlgrad.trainer.policy_model import load_policy
+    from nlgrad.trainer.learner_model import load_learner_model
 
-    return load_policy("tiny", device="cpu", lora=False, need_reference=True, seed=0)
+    return load_learner_model("tiny", device="cpu", lora=False, need_reference=True, seed=0)

@@ -16,7 +16,7 @@ TASK = Task(id="twx/coin/train/0", split="train", inputs={"game": "coin"}, seed=
 
 
 class HintAwareLM:
-    """Stands in for PolicyLM: remembers the hint active in ``guided``."""
+    """Stands in for LearnerLM: remembers the hint active in ``guided``."""
 
     def __init__(self):
         self.hint = None
@@ -80,18 +80,18 @@ def test_zero_groups_are_rerolled_with_the_hint_and_trained_by_grpo_over_2g():
     assert [ep.turns[0].advantage for ep in zero] == pytest.approx([-1.0, -1.0, 1.0, 1.0], abs=1e-5)
 
 
-def test_guided_turns_record_the_unguided_prompt_and_their_entropy(tiny_policy):
-    from nlgrad.trainer.hf_lm import PolicyLM
+def test_guided_turns_record_the_unguided_prompt_and_their_entropy(tiny_learner):
+    from nlgrad.trainer.hf_lm import LearnerLM
 
-    lm = PolicyLM(tiny_policy, mode="sample", temperature=1.0)
+    lm = LearnerLM(tiny_learner, mode="sample", temperature=1.0)
     messages = [{"role": "user", "content": "You are in the kitchen. Take the coin."}]
     with lm.guided("Plan: take coin"):
         lm.complete("agent", messages, max_tokens=3)
     lm.complete("agent", messages, max_tokens=3)
     guided, plain = lm.take_turns()
     assert guided.guided and not plain.guided
-    assert guided.prompt_ids == plain.prompt_ids == tiny_policy.encode_chat(messages)
-    assert tiny_policy.encode_chat(with_hint(messages, "Plan: take coin")) != guided.prompt_ids
-    vocab = tiny_policy.model.config.vocab_size
+    assert guided.prompt_ids == plain.prompt_ids == tiny_learner.encode_chat(messages)
+    assert tiny_learner.encode_chat(with_hint(messages, "Plan: take coin")) != guided.prompt_ids
+    vocab = tiny_learner.model.config.vocab_size
     import math
     assert 0.0 < guided.entropy <= math.log(vocab) + 1e-6  # mean token entropy of the sampling distribution

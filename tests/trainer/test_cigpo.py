@@ -22,8 +22,8 @@ def test_question_and_gold_and_the_no_gold_error():
         question_and_gold(Task(id="twx/coin/train/0", split="train", inputs={"game": "coin"}))
 
 
-def test_information_gain_telescopes_over_turns_that_reveal_evidence(tiny_policy):
-    scorer = InfoGainScorer(tiny_policy)
+def test_information_gain_telescopes_over_turns_that_reveal_evidence(tiny_learner):
+    scorer = InfoGainScorer(tiny_learner)
     task = Task(id="q/1", split="train", inputs={"question": "Who wrote the first program?"},
                 gold={"answer": "Ada Lovelace"})
     turns = [Turn([1], [2], "q1", evidence="Ada Lovelace: wrote the first program."), Turn([1], [2], "q2"),

@@ -26,7 +26,7 @@ from nlgrad.policy import PolicyMemory, PolicyStore  # noqa: E402
 from nlgrad.policy.schema import PolicyEntry  # noqa: E402
 from nlgrad.trainer.checkpoint import latest_checkpoint  # noqa: E402
 from nlgrad.trainer.config import TrainConfig  # noqa: E402
-from nlgrad.trainer.policy_model import load_policy  # noqa: E402
+from nlgrad.trainer.learner_model import load_learner_model  # noqa: E402
 
 SEED_RULE = "When a coin is in the room, take coin before you move."
 NEW_RULE = "When no coin is in sight, open a closed door and move through it."
@@ -89,7 +89,7 @@ def test_jerp_iteration_updates_rules_and_weights_from_the_same_rollouts(setting
     assert set(record["tasks"]) == {r["rollout_of"] for r in batch}
     ckpt = latest_checkpoint(run / "weights" / "checkpoints")
     assert ckpt.name == "step-000001"
-    initial = load_policy("tiny", device="cpu", lora=False, need_reference=False, seed=0)
+    initial = load_learner_model("tiny", device="cpu", lora=False, need_reference=False, seed=0)
     start = {n: p.detach() for n, p in initial.model.named_parameters()}
     moved = [n for n, w in weights(ckpt).items() if not torch.equal(w, start[n])]
     assert moved, "no weight changed"

@@ -49,4 +49,4 @@ def test_trained_prompts_contain_the_retrieved_rule(tmp_path):
     finally:
         trainer.executor._close_envs()
     acts = [t for t in episode.turns if t.route == "twx.act"]
-    assert acts and all(RULE in trainer.policy.tokenizer.decode(t.prompt_ids) for t in acts)
+    assert acts and all(RULE in trainer.learner_model.tokenizer.decode(t.prompt_ids) for t in acts)

@@ -1,5 +1,5 @@
 """CPU smoke run: real multi-turn TWX coin rollouts through nlgrad's program, real optimization steps on the tiny
-model, loss finite, policy changed, curves logged, a killed run resumed bit-for-bit, in-process evaluation."""
+model, loss finite, weights changed, curves logged, a killed run resumed bit-for-bit, in-process evaluation."""
 
 import json
 import math
@@ -31,9 +31,9 @@ def config(**kw) -> TrainConfig:
 
 def test_smoke_train_resume_and_evaluate(tmp_path):
     straight = Trainer(config(), tmp_path / "a")
-    before = trainable_state(straight.policy.model)
+    before = trainable_state(straight.learner_model.model)
     outcome = straight.run()
-    after = trainable_state(straight.policy.model)
+    after = trainable_state(straight.learner_model.model)
 
     curves = [json.loads(line) for line in (tmp_path / "a" / "curves.jsonl").read_text().splitlines()]
     assert [c["step"] for c in curves] == [1, 2] and outcome.steps_done == 2
@@ -58,7 +58,7 @@ def test_smoke_train_resume_and_evaluate(tmp_path):
     lines = [json.loads(line) for line in (tmp_path / "b" / "curves.jsonl").read_text().splitlines()]
     assert [c["step"] for c in lines] == [1, 2]
     assert lines[1]["tasks"] == curves[1]["tasks"] and lines[1]["loss"] == pytest.approx(curves[1]["loss"])
-    for name, value in trainable_state(resumed.policy.model).items():
+    for name, value in trainable_state(resumed.learner_model.model).items():
         assert torch.allclose(value, after[name], atol=1e-6), name
 
     # a different configuration in the same directory is refused

@@ -1,4 +1,4 @@
-"""The trained policy: load a model from the user's disk (HF directory or GGUF), add LoRA, sample, score tokens.
+"""The learner model (the model being trained): load it from disk (HF directory or GGUF), add LoRA, sample, score.
 
 Weights never come from the network: loading runs with ``HF_HUB_OFFLINE=1`` and ``local_files_only=True``. A GGUF
 file is dequantized once through transformers (``gguf_file=``, needs the ``gguf`` package) and the result is cached
@@ -211,7 +211,7 @@ def add_lora(model, *, rank: int, alpha: int, targets: list[str]):
 
 # ---- the bundle the trainer works with -------------------------------------------------------------------------
 @dataclass
-class Policy:
+class LearnerModel:
     """The trainable model, its tokenizer and its frozen reference (LoRA: the base with adapters off)."""
 
     model: Any
@@ -252,7 +252,7 @@ class Policy:
                 yield self.model
         else:
             if self.ref_model is None:
-                raise RuntimeError("this policy has no reference model (kl_coef=0 and not CIGPO)")
+                raise RuntimeError("this learner model has no reference model (kl_coef=0 and not CIGPO)")
             yield self.ref_model
 
     @torch.no_grad()
@@ -304,9 +304,10 @@ def _cache_argument(model) -> str:
     return "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
 
 
-def load_policy(spec: str, *, device: str = "auto", dtype: str = "auto", lora: bool = True, lora_rank: int = 16,
-                lora_alpha: int = 32, lora_targets: list[str] | None = None, need_reference: bool = True,
-                gradient_checkpointing: bool = False, seed: int = 0) -> Policy:
+def load_learner_model(spec: str, *, device: str = "auto", dtype: str = "auto", lora: bool = True,
+                       lora_rank: int = 16, lora_alpha: int = 32, lora_targets: list[str] | None = None,
+                       need_reference: bool = True, gradient_checkpointing: bool = False,
+                       seed: int = 0) -> LearnerModel:
     dev = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, dev)
     model, tok, source = load_base(spec, dtype=torch_dtype, seed=seed)
@@ -329,4 +330,4 @@ def load_policy(spec: str, *, device: str = "auto", dtype: str = "auto", lora: b
         if lora:
             model.enable_input_require_grads()
     model.config.use_cache = True
-    return Policy(model=model, tokenizer=tok, device=dev, source=source, lora=lora, ref_model=ref)
+    return LearnerModel(model=model, tokenizer=tok, device=dev, source=source, lora=lora, ref_model=ref)
