@@ -23,15 +23,11 @@ from nlgrad.programs.twx_scaffolded import free_form_action, match_action
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
+from nlgrad.text import clip
 
 ROUTE = "twx.act"
 DEFAULT_MAX_ACTIONS = 50  # actions listed per prompt (TWX lists 5-40; ScienceWorld 100-1500, cut to the first 50)
 MAX_REPLY_CHARS = 200  # a reply played as written is cut to this length
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def parse_plain(text: str, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -89,7 +85,7 @@ class ReActPlainProgram:
             choice = ctx.call(self.act, after=[prev], history=list(history), **inputs)
             action = choice.value["action"]
             unmatched += choice.value["match"] == "as written"
-            history += [{"role": "user", "content": _clip(obs.text, self.history_obs_chars)},
+            history += [{"role": "user", "content": clip(obs.text, self.history_obs_chars)},
                         {"role": "assistant", "content": action}]
             if len(history) > 2 * self.history_steps:  # drop the older half in one block (prefix changes rarely)
                 history = history[2 * (self.history_steps // 2):]

@@ -63,6 +63,7 @@ from nlgrad.programs.irreversible import (CONFIRM_ROUTE, NONE_OF_THESE, agreed_c
 from nlgrad.runtime.context import Output, RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
+from nlgrad.text import clip
 
 ROUTE = "twx.act"
 SOLVE_ROUTE = "twx.solve"
@@ -107,14 +108,9 @@ def _words(text: str) -> set[str]:
 
 
 def consumes_unnamed(action: str, task_words: set[str]) -> bool:
-    """Eating or drinking an object the task does not name: never listed (the 0.5B agent picks the last positions
-    on cooking, where a low-priority ``eat red apple`` ended 2 of the first 7 dev games)."""
+    """Eating or drinking an object the task does not name: never listed (a small agent often picks the last
+    positions, where a low-priority ``eat red apple`` would end a cooking game)."""
     return action.startswith(CONSUME_PREFIXES) and not (_words(action.split(" ", 1)[-1]) & task_words)
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 _PUT = re.compile(r"^put (.+?) (?:in|on|into) .+$")
@@ -267,8 +263,8 @@ class TWXScaffoldedProgram:
     def __init__(self, benchmark=None, *, history_steps: int = 8, max_actions: int | None = None,
                  loop_breaker: bool = True, history_obs_chars: int = 160, answer: str = "number",
                  robust_confirm: bool = True, knowledge: GameKnowledge | None = None):
-        """``answer="text"`` lists the actions without numbers and asks for the action's text (``twx_react_text``):
-        the 0.5B agent's numbered replies are dominated by a few list positions (``scripts/agent_reply_stats.py``).
+        """``answer="text"`` lists the actions without numbers and asks for the action's text (``twx_react_text``),
+        for agents whose numbered replies are dominated by a few list positions (see ``scripts/agent_reply_stats.py``).
         ``robust_confirm=False`` asks the confirm module once, with one option order (see ``confirm_action``).
         ``knowledge`` replaces the benchmark's entry in ``nlgrad.programs.game_knowledge``."""
         if answer not in ("number", "text"):
@@ -315,7 +311,7 @@ class TWXScaffoldedProgram:
         first untried shown action that is in no irreversible family, or is ``settled``, is played; only when there is
         none is the act's pick played unconfirmed. The choice is recorded on the last confirm node."""
         orders = confirm_orders(family)[:2 if self.robust_confirm else 1]
-        replies = [ctx.call(self.confirm, after=[after], task=task_text, read_text=_clip(read_text, 600),
+        replies = [ctx.call(self.confirm, after=[after], task=task_text, read_text=clip(read_text, 600),
                             options=options) for options in orders]
         answers = [r.value["action"] for r in replies]
         agreed = agreed_choice(answers)
@@ -400,7 +396,7 @@ class TWXScaffoldedProgram:
                 action, decided_by = self.confirm_action(ctx, choice, action, family, task_text, read_text, actions,
                                                          tried[state], settled)
             tried[state].add(action)
-            history += [{"role": "user", "content": _clip(obs.text, self.history_obs_chars)},
+            history += [{"role": "user", "content": clip(obs.text, self.history_obs_chars)},
                         {"role": "assistant", "content": action}]
             if len(history) > 2 * self.history_steps:  # drop the older half in one block (prefix changes rarely)
                 history = history[2 * (self.history_steps // 2):]
