@@ -19,6 +19,9 @@ commonsense, 4 single-hop, 5 adversarial (unanswerable). Metric: token F1 agains
 normalization, no stemming); success = F1 >= 0.5. Category 5 expects a refusal ("Not mentioned in the conversation"):
 score 1 when the answer is a refusal (or, for the 2 category-5 rows that carry a gold answer, matches it exactly),
 else 0. ``details`` carries ``category`` / ``category_name``; :func:`scores_by_category` summarizes results.
+Failure tags (``details["tags"]``, for NLPG's tag groups): ``answer:answered_unanswerable`` (and
+``answer:repeated_distractor``), ``answer:refused_answerable``, ``answer:sentence_not_span``, ``answer:empty``,
+``retrieval:missed_evidence``.
 """
 
 from __future__ import annotations
@@ -149,6 +152,7 @@ class LocomoBenchmark:
                  + (f" (missed {[d for d in evidence if d not in retrieved]})." if len(found) < len(evidence) else "."))
         if category == ADVERSARIAL:
             matched_gold = bool(gold) and exact_match(predicted, gold)
+            fell = False
             ok = refused or matched_gold
             distractor = task.gold.get("adversarial_answer") or ""
             if ok:
@@ -156,13 +160,16 @@ class LocomoBenchmark:
             elif not predicted:
                 verdict = "Wrong: empty answer; this question is unanswerable and needs a 'Not mentioned' reply."
             else:
-                fell = distractor and token_f1(predicted, distractor) > 0
+                fell = bool(distractor) and token_f1(predicted, distractor) > 0
                 verdict = ("Wrong: this question is unanswerable from the conversation (it mixes up who did what), so"
                            " the answer should say it is not mentioned"
                            + (f"; the answer repeated the distractor {distractor!r}." if fell else "."))
             feedback = (f"{verdict} Question (adversarial): {task.inputs['question']} "
                         f"Predicted: {predicted!r}.{where}")
-            return MetricResult(score=float(ok), success=ok, feedback=feedback, details={**base, "f1": float(ok)})
+            tags = [] if ok else (["answer:empty"] if not predicted else
+                                  ["answer:answered_unanswerable"] + (["answer:repeated_distractor"] if fell else []))
+            return MetricResult(score=float(ok), success=ok, feedback=feedback,
+                                details={**base, "f1": float(ok), "tags": tags})
         f1 = token_f1(predicted, gold)
         ok = f1 >= SUCCESS_F1
         if exact_match(predicted, gold):
@@ -178,7 +185,28 @@ class LocomoBenchmark:
         feedback = (f"{verdict} Question ({base['category_name'].replace('_', '-')}): {task.inputs['question']} "
                     f"Gold answer: {gold!r}. Predicted: {predicted!r}.{where}")
         return MetricResult(score=f1, success=ok, feedback=feedback,
-                            details={**base, "f1": round(f1, 4), "normalized_prediction": normalize_answer(predicted)})
+                            details={**base, "f1": round(f1, 4), "normalized_prediction": normalize_answer(predicted),
+                                     "tags": answer_tags(predicted, gold, f1, refused, len(found) < len(evidence))})
+
+
+SPAN_RATIO = 2  # an answer with more than twice the gold's words (and more than 4) is a sentence, not the short answer
+
+
+def answer_tags(predicted: str, gold: Any, f1: float, refused: bool, missed_evidence: bool) -> list[str]:
+    """Stable failure tags of an answerable question's reply (empty when it is right): its form, and retrieval."""
+    if f1 >= 1.0:
+        return []
+    said, wanted = normalize_answer(predicted).split(), normalize_answer(as_text(gold)).split()
+    tags = []
+    if not predicted:
+        tags.append("answer:empty")
+    elif refused:
+        tags.append("answer:refused_answerable")
+    elif len(said) > max(4, SPAN_RATIO * len(wanted)):
+        tags.append("answer:sentence_not_span")
+    if missed_evidence:
+        tags.append("retrieval:missed_evidence")
+    return tags
 
 
 def _qindex(qid: str) -> int:

@@ -159,3 +159,19 @@ def test_human_policy_loads_and_renders_for_program_routes(bench):
     program = LocomoRAGProgram(benchmark=bench)
     system = program.answer.render(text, {"question": "q", "turns": [], "speakers": ["A", "B"]})[0]["content"]
     assert text in system and "Not mentioned" in text
+
+
+def test_failure_tags_name_the_answers_form_and_missed_evidence(bench):
+    task = _task(1, "Adoption agencies")
+    assert bench.metric(task, {"answer": "adoption agencies", "dia_ids": ["D2:8"]}).details["tags"] == []
+    long = bench.metric(task, {"answer": "She said she was looking into adoption agencies near her home town",
+                               "dia_ids": ["D2:8"]})
+    assert long.details["tags"] == ["answer:sentence_not_span"]
+    refused = bench.metric(task, {"answer": "Not mentioned in the conversation", "dia_ids": []})
+    assert refused.details["tags"] == ["answer:refused_answerable", "retrieval:missed_evidence"]
+    assert bench.metric(task, "").details["tags"] == ["answer:empty", "retrieval:missed_evidence"]
+    adversarial = _task(5, None, adversarial="self-care is important", question="What did Caroline realize?")
+    assert bench.metric(adversarial, "Not mentioned").details["tags"] == []
+    assert bench.metric(adversarial, "Self-care is important").details["tags"] == [
+        "answer:answered_unanswerable", "answer:repeated_distractor"]
+    assert bench.metric(adversarial, "Running shoes").details["tags"] == ["answer:answered_unanswerable"]
