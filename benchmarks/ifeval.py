@@ -93,7 +93,7 @@ def load_registry() -> dict[str, type]:
 
 class IFEvalBenchmark(InstructionFollowingBenchmark):
     id = "ifeval"
-    default_agent = "local/qwen2.5-coder-1.5b"  # the 0.5B stays below the echo floor; the 1.5B follows text
+    default_agent = "local/qwen2.5-coder-1.5b"  # the smallest local model that scores above the echo floor here
     family = "ifeval"
     package = PACKAGE
     data_env = "NLGRAD_IFEVAL_DIR"

@@ -28,9 +28,9 @@ program shows, and in what order, is the program's decision (the scaffolded prog
 ambiguous request is cancelled at once (the simulator would otherwise wait for an option number) and its options are
 shown; ``reset task`` is refused.
 
-Speed (2-core machine shared with a model server, one JVM, measured on the gold paths): 4-10 steps/s; nearly all of
-a step is the package enumerating valid actions (a bare simulator step runs at ~130/s). Loading + resetting a
-variation takes ~0.35 s, the first start of the JVM ~1.5 s.
+Speed: nearly all of a step's time is the package enumerating valid actions, not the simulator step itself (a few
+steps per second on a small CPU); loading and resetting a variation takes well under a second, the JVM's first start
+a second or two.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 The system block holds a short base instruction and the policy slot; the user block is the prompt verbatim. The
 reply is kept exactly as generated (strict-mode checkers see leading spaces, fences and all).
 
-Limitation: ``max_tokens`` defaults to 256 because the default local model writes about 26 tokens/s on this
-machine. Instructions that ask for long answers (e.g. "at least 300 words", "5 paragraphs") then often fail for
-length alone; the output records ``hit_token_cap`` and the metric's feedback says so when it happens.
+Limitation: ``max_tokens`` defaults to 256 to keep runs of the default local model short on a CPU. Instructions
+that ask for long answers (e.g. "at least 300 words", "5 paragraphs") then often fail for length alone; the output
+records ``hit_token_cap`` and the metric's feedback says so when it happens.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 Some actions cannot be undone and decide the episode: TWX ``cooking`` ends the game when an ingredient is cooked
 with an appliance the recipe does not ask for (``cook red potato in oven`` roasts it, the recipe said grill), and a
-ScienceWorld ``focus on`` a wrong thing ends the task at -100. The 0.5B agent picks from a long action list mostly
-by position (``scripts/agent_reply_stats.py``), so a lesson in its act prompt rarely decides such a pick. When the
-agent picks an action of an irreversible *family* (the ``irreversible`` patterns of the program's game knowledge,
+ScienceWorld ``focus on`` a wrong thing ends the task at -100. A small agent picks from a long action list mostly
+by position (see ``scripts/agent_reply_stats.py``), so a lesson in its act prompt rarely decides such a pick. When
+the agent picks an action of an irreversible *family* (the ``irreversible`` patterns of the program's game knowledge,
 ``nlgrad.programs.game_knowledge``: the actions sharing the pattern's key, e.g. every ``cook red potato in ...`` or
 every cut of the red potato), a second module sees only that choice: the task, what the agent read, the family's
 actions and "none of these yet", with its own route's lessons.
@@ -13,9 +13,7 @@ It is asked twice, with the options in two orders (:func:`confirm_orders`: the f
 family). A model that answers by position names different options in the two, so an irreversible action is
 played only when both answers name it (:func:`agreed_choice`); otherwise, or on "none", the family is set aside in
 that state and the first untried shown action that is in no irreversible family is played (the act's pick, once no
-such action is left). Measured before this (one order): the 0.5B confirm module named a ScienceWorld focus in 58 of
-66 calls and 7 of 10 find-living-thing episodes ended on a wrong one, while on cooking it answered "none", the last
-position, in all 88 calls.
+such action is left).
 
 The knowledge such a choice needs (which appliance roasts) is what a policy supplies, and it is a route-local
 correction the critic can aim at this node: ``scripts/probe_agent_knowledge.py --with-lesson`` measures whether the

@@ -261,7 +261,7 @@ def select_actions(valid: list[str], task_text: str, room: str, visited: list[st
 # whose relevance ties (travel and focus first, then taking things, then the rest).
 QUOTAS = {"travel": 6, "focus on ": 7, "pick up ": 3, "move ": 4, "use ": 2, "open ": 2, "activate ": 2,
           "read ": 1}
-# A "focus on" an object that shares no word with the task: a wrong focus ends the episode at -100, and the 0.5B agent
+# A "focus on" an object that shares no word with the task: a wrong focus ends the episode at -100, and a small agent
 # tends to pick the first listed action, so these go after every other kind (still listed: the task may not name its
 # target, e.g. find-living-thing).
 UNRELATED_FOCUS = -3.0

@@ -15,7 +15,7 @@ current turn and clipped to ``history_obs_chars`` in history; history keeps at m
 drops the older half in one block when it grows past that (the prefix changes rarely). The first user message is
 always kept, since it usually holds the request.
 
-Repeat guard (the 0.5B agent otherwise repeats one tool call until the turn cap and never writes to the user): a
+Repeat guard (a small agent may otherwise repeat one tool call until the turn cap and never write to the user): a
 tool call identical to one already made in the episode is not run again. The first time, the agent is shown a
 notice with that call's earlier result instead (no environment turn is used; at most one notice per distinct call,
 so the episode stays bounded). If it repeats the call after the notice, the program plays :data:`ASK_USER` to the

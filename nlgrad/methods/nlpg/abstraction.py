@@ -6,9 +6,9 @@ recur. Here the optimizer LM reads a route's candidates together and proposes ge
 candidates it covers (ExpeL-style insight extraction). Deterministic code then builds each new candidate: its traces
 are the union of the covered candidates' traces, so a generalization only gains support from distinct failed traces
 (two candidates from one trace still make support 1), and a lesson that covers fewer than two candidates, contains
-one of them verbatim (a restatement or a concatenation, measured with the 1.5B optimizer), copies instance details or
-copies the prompt's worked example is dropped here with the reason recorded. The originals stay
-in the pool; aggregation then merges, checks and counts everything as before.
+one of them verbatim (a restatement or a concatenation), copies instance details or copies the prompt's worked
+example is dropped here with the reason recorded. The originals stay in the pool; aggregation then merges, checks and
+counts them all, new and original alike.
 """
 
 from __future__ import annotations

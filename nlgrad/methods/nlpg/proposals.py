@@ -33,7 +33,7 @@ class ProposedCorrection(BaseModel):
     @classmethod
     def _lesson_not_feedback(cls, value: str) -> str:
         """A small optimizer sometimes copies a whole feedback item ("<what happened>. Suggested: <fix>") as the
-        lesson (measured on twx/coin with the 1.5B model); the lesson is then the suggestion, without the story."""
+        lesson; the lesson is then the suggestion, without the account of what happened."""
         head, sep, tail = value.rpartition(_SUGGESTED)
         if sep and len(tail.strip()) >= 8:
             return tail.strip()

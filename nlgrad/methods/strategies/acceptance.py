@@ -63,8 +63,7 @@ class PairedImprovementGate:
     default) that is required when there are at least ``AUTO_CI_MIN_TASKS`` paired tasks, where a bootstrap interval
     can tell, and not on fewer.
 
-    ``min_wins=2`` (the default) is there because one task that flips is noise: measured on ifeval with 6 validation
-    tasks, a rule pool of copied fragments won 1 task, lost none, passed a 1-win gate and cost 0.089 on test."""
+    ``min_wins=2`` (the default) is there because one task that flips is noise, not evidence of an improvement."""
 
     def __init__(self, margin: float = 0.02, require_ci: bool | None = None, min_wins: int = 2):
         if margin < 0:
