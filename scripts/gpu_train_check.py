@@ -72,12 +72,12 @@ def main() -> int:
     t0 = time.monotonic()
     trainer = Trainer(config, out)
     load_s = time.monotonic() - t0
-    params = sum(p.numel() for p in trainer.policy.model.parameters())
-    trainable = sum(p.numel() for p in trainer.policy.trainable_parameters())
-    print(f"model: {trainer.policy.source}; {params / 1e6:.1f}M params, {trainable / 1e6:.2f}M trainable "
-          f"({'LoRA' if lora else 'full'}), dtype {next(trainer.policy.model.parameters()).dtype}, "
+    params = sum(p.numel() for p in trainer.learner_model.model.parameters())
+    trainable = sum(p.numel() for p in trainer.learner_model.trainable_parameters())
+    print(f"model: {trainer.learner_model.source}; {params / 1e6:.1f}M params, {trainable / 1e6:.2f}M trainable "
+          f"({'LoRA' if lora else 'full'}), dtype {next(trainer.learner_model.model.parameters()).dtype}, "
           f"loaded in {load_s:.1f}s", flush=True)
-    if trainer.policy.device.type == "cuda":
+    if trainer.learner_model.device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     outcome = trainer.run()
     t_eval = time.monotonic()
@@ -87,10 +87,10 @@ def main() -> int:
     wall = sum(c["wall_s"] for c in curves)
     rollout_tokens = sum(c["prompt_tokens"] + c["sampled_tokens"] for c in curves)
     trained_tokens = sum(c["trained_tokens"] for c in curves)
-    peak_gb = (torch.cuda.max_memory_allocated() / 2 ** 30) if trainer.policy.device.type == "cuda" else float("nan")
+    peak_gb = (torch.cuda.max_memory_allocated() / 2 ** 30) if trainer.learner_model.device.type == "cuda" else float("nan")
     score = outcome.eval_summary["score"]["mean"] if outcome.eval_summary else float("nan")
     result = {
-        "model": trainer.policy.source, "method": args.method, "benchmark": args.benchmark, "lora": lora,
+        "model": trainer.learner_model.source, "method": args.method, "benchmark": args.benchmark, "lora": lora,
         "params_m": round(params / 1e6, 2), "trainable_m": round(trainable / 1e6, 3), "steps": len(curves),
         "episodes_per_step": args.tasks_per_step * args.group_size, "step_cap": args.step_cap,
         "steps_per_s": round(len(curves) / wall, 4) if wall else 0.0,
