@@ -82,6 +82,20 @@ class EvalRequest:
             raise ConfigError("step cap must be at least 1", field="--step-cap", value=self.step_cap)
 
 
+def retrieval_hook(policy: Any):
+    """For a rule pool whose ``selection`` is ``retrieval`` (JERP's policies): the per-task hook that shows each task
+    its top-k rules chosen by the task's query, exactly as in the runs that learned it; None for any other policy."""
+    from nlgrad.policy import PolicyMemory
+
+    selection = getattr(policy, "selection", None)
+    if not isinstance(policy, PolicyMemory) or selection is None or selection.kind != "retrieval":
+        return None
+    from nlgrad.methods.rule_retrieval import Retriever
+    from nlgrad.text.embeddings import load_embedder
+
+    return Retriever(load_embedder(selection.embedder), k=selection.k or 4, utility_weight=selection.utility_weight)
+
+
 def run_eval(request: EvalRequest, settings: Settings, *, console: Console | None = None,
              progress: bool = True) -> tuple[RunResult, LM]:
     request.validate()
@@ -118,7 +132,8 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
         executor = make_executor(request.executor, ray_address=request.ray_address,
                                  benchmark=benchmark, program=program, lm=lm, policy=policy, workers=request.workers,
                                  step_cap=step_cap, timeout_s=request.timeout_s, run_dir=run_dir, progress=progress,
-                                 console=console, label=f"eval {benchmark.id}/{request.split}")
+                                 console=console, label=f"eval {benchmark.id}/{request.split}",
+                                 policy_for_task=retrieval_hook(policy))
         result = executor.run(tasks, resume=request.run_dir is not None)
         Ledger.replay(journal).save(run_dir.path / "ledger.json")
     return result, lm

@@ -46,7 +46,7 @@ from nlgrad.methods.prompts import method_module
 from nlgrad.methods.rule_pool import (Presence, ReferenceStore, RulePool, apply_pool_update, presence_votes,
                                       reflection_schema, to_policy_ops)
 from nlgrad.methods.rule_retrieval import (EMBEDDER_KINDS, Retriever, RetrievingPolicy, TaskPolicy, rank_rules,
-                                           retrieved_ids, rule_text, task_query)
+                                           retrieval_selection, retrieved_ids, rule_text, task_query)
 from nlgrad.methods.strategies.acceptance import GateDecision
 from nlgrad.policy import PolicyMemory, UpdateProvenance, render_line
 from nlgrad.policy.schema import PolicyEntry
@@ -244,6 +244,8 @@ class JERP:
                                             "prune": prune.model_dump(mode="json")})
         if not (report.changed or prune.changed):
             return Proposal(None, ops, report, batch_mean, note="the pool did not change")
+        # the policy file says how its rules are chosen, so eval and `policy render --for-input` retrieve as JERP did
+        candidate.selection = retrieval_selection(self.install(ws), k=self.k, utility_weight=self.utility_weight)
         decision = None
         if self.gate == "none":
             decision = GateDecision(True, 0.0, (0.0, 0.0), 0, 0, batch_mean, batch_mean,

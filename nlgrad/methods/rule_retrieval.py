@@ -3,7 +3,11 @@
 Used by JERP (:mod:`nlgrad.methods.jerp`) for its rollouts, gate and test, and by the companion trainer's
 ``--rules`` (:mod:`nlgrad.trainer.rule_retrieval`) for the prompts it trains on. Rules are ranked by embedding
 similarity between the task's query and the rule plus a small utility bonus, once at the task's first prompt, and
-stay fixed for the episode; what was retrieved is recorded in the trace (``graph["jerp"]``).
+stay fixed for the episode; what was retrieved is recorded in the trace (``graph["jerp"]``, and on each module
+call's node as the entries it was shown). The ranking is the policy layer's
+:class:`~nlgrad.policy.relevance.RetrievalSelector`, the same one that ``nlgrad policy render --for-input`` and
+``nlgrad eval`` use for a policy whose ``selection`` is ``retrieval`` (:func:`retrieval_selection`), so a rule pool
+applies to a deployed prompt as it did in JERP's runs.
 
 This module imports neither JERP nor the trainer, so both can import it.
 """
@@ -12,13 +16,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from nlgrad.methods.embeddings import Embedder, cosine, load_embedder
 from nlgrad.policy import PolicyMemory
-from nlgrad.policy.render import render_entries
-from nlgrad.policy.schema import PolicyEntry
+from nlgrad.policy.relevance import RetrievalSelector
+from nlgrad.policy.schema import PolicyEntry, Selection
 from nlgrad.runtime.protocols import Task
 from nlgrad.runtime.trace import Trace
 from nlgrad.text import clip
+from nlgrad.text.embeddings import Embedder, load_embedder
 
 
 def task_query(task: Task, ctx=None, max_chars: int = 600) -> str:
@@ -38,15 +42,13 @@ def rule_text(entry: PolicyEntry) -> str:
 def rank_rules(query: str, rules: list[PolicyEntry], embedder: Embedder, *, k: int,
                utility_weight: float = 0.1) -> list[tuple[PolicyEntry, float]]:
     """Top ``k`` rules by cosine(query, rule) + utility_weight * u / (1 + |u|) (u = utility); ties: rule id."""
-    if not rules or k <= 0:
-        return []
-    vectors = embedder.embed([query] + [rule_text(r) for r in rules])
-    scored = []
-    for rule, vec in zip(rules, vectors[1:]):
-        u = rule.utility
-        scored.append((rule, cosine(vectors[0], vec) + utility_weight * u / (1 + abs(u))))
-    scored.sort(key=lambda pair: (-pair[1], pair[0].id or ""))
-    return scored[:k]
+    return RetrievalSelector(embedder.embed, k=k, utility_weight=utility_weight).ranked(rules, query)
+
+
+def retrieval_selection(embedder: Embedder, *, k: int, utility_weight: float) -> Selection:
+    """The ``selection`` JERP records in the policies it writes, so every reader retrieves as its runs did."""
+    return Selection(kind="retrieval", k=k, utility_weight=utility_weight,
+                     embedder=EMBEDDER_KINDS.get(getattr(embedder, "name", ""), "auto"))
 
 
 class TaskPolicy:
@@ -62,15 +64,17 @@ class TaskPolicy:
         self._record()
 
     def render(self, route: str) -> str:
+        return self.render_shown(route, "")[0]
+
+    def render_shown(self, route: str, for_input: str) -> tuple[str, list[str]]:  # noqa: ARG002 - the task's query
+        """The route's top-k rules for this task (chosen by the task's query, not the call's input) and their ids."""
         if route not in self._text:
             if self.query is None:
                 self.query = self._query_fn()
-            top = rank_rules(self.query, self.memory.active_entries(route), self.embedder, k=self.k,
-                             utility_weight=self.utility_weight)
-            self.retrieved[route] = [r.id or "" for r, _ in top]
-            self._text[route] = render_entries([r for r, _ in top])
+            selector = RetrievalSelector(self.embedder.embed, k=self.k, utility_weight=self.utility_weight)
+            self._text[route], self.retrieved[route] = self.memory.render_shown(route, self.query, selector)
             self._record()
-        return self._text[route]
+        return self._text[route], list(self.retrieved[route])
 
     def _record(self) -> None:
         """Keep ``trace.graph["jerp"]`` (query and retrieved rule ids per route) up to date."""

@@ -15,7 +15,7 @@ from nlgrad.policy.memory import PolicyMemory
 from nlgrad.policy.ops import (AddOp, DeleteOp, DownvoteOp, EditOp, MergeOp, Operation, UpvoteOp,
                                operations_json_schema, parse_operation, parse_operations)
 from nlgrad.policy.render import render_line
-from nlgrad.policy.schema import SCHEMA_VERSION, EntryKind, EntryStatus, PolicyEntry, Provenance
+from nlgrad.policy.schema import SCHEMA_VERSION, EntryKind, EntryStatus, PolicyEntry, Provenance, Selection
 from nlgrad.policy.similarity import EmbeddingSimilarity, LexicalSimilarity, Similarity
 from nlgrad.policy.store import Manifest, ManifestEntry, PolicyStore, RejectedUpdate, default_policy_dir, load_policy
 from nlgrad.policy.tokens import count_tokens, token_edit_distance, tokenize
@@ -23,7 +23,7 @@ from nlgrad.policy.update import (AppliedOp, MergedDuplicate, TrimmedOp, UpdateP
                                   apply_update)
 
 __all__ = [
-    "SCHEMA_VERSION", "PolicyMemory", "PolicyEntry", "Provenance", "EntryKind", "EntryStatus",
+    "SCHEMA_VERSION", "PolicyMemory", "PolicyEntry", "Provenance", "Selection", "EntryKind", "EntryStatus",
     "PolicyStore", "Manifest", "ManifestEntry", "RejectedUpdate", "default_policy_dir",
     "PolicyBounds", "DEFAULT_BOUNDS",
     "Operation", "AddOp", "EditOp", "DeleteOp", "UpvoteOp", "DownvoteOp", "MergeOp",

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from nlgrad.policy.relevance import EntrySelector
 from nlgrad.policy.render import ordered_active, render_entries, render_line
 from nlgrad.policy.schema import (SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS, FieldProblem, PolicyEntry, RouteName,
-                                  split_seq_id)
+                                  Selection, split_seq_id)
 from nlgrad.policy.tokens import count_tokens
 
 
@@ -37,6 +37,8 @@ class PolicyMemory(BaseModel):
     note: str = Field(default="", description="free-form note recorded at commit")
     last_ids: dict[RouteName, int] = Field(default_factory=dict,
                                            description="highest '<route>#<n>' number ever issued per route")
+    selection: Selection | None = Field(default=None, description="how a call's entries are chosen (None: "
+                                        "conditional entries by their match patterns)")
     by_route: dict[RouteName, list[PolicyEntry]] = Field(default_factory=dict, alias="routes")
 
     @field_validator("schema_version")
@@ -132,13 +134,13 @@ class PolicyMemory(BaseModel):
                       selector: EntrySelector | None = None) -> list[PolicyEntry]:
         """The active entries of ``route`` in render order; given ``for_input`` (a module call's input text), only
         those that concern it: conditional entries (``match`` patterns) whose condition holds, and every
-        unconditional one (:mod:`nlgrad.policy.relevance`; ``selector`` defaults to the pattern selector)."""
+        unconditional one (:mod:`nlgrad.policy.relevance`; ``selector`` defaults to the one ``selection`` names)."""
         entries = ordered_active(self.by_route.get(route, []))
         if for_input is None:
             return entries
-        from nlgrad.policy.relevance import PatternSelector
+        from nlgrad.policy.relevance import selector_for
 
-        return (selector or PatternSelector()).select(entries, for_input)
+        return (selector or selector_for(self.selection)).select(entries, for_input)
 
     def render(self, route: str, for_input: str | None = None, selector: EntrySelector | None = None) -> str:
         """The exact text injected into a module's prompt for ``route``; ``""`` if it has no active entries. With
@@ -184,6 +186,8 @@ class PolicyMemory(BaseModel):
 def dump_policy_json(memory: PolicyMemory) -> str:
     """Canonical JSON: sorted keys, two-space indent (one entry per block), UTF-8, trailing newline."""
     data = memory.model_dump(mode="json", by_alias=True)
+    if data.get("selection") is None:  # the default selection is written without a key, as files before it were
+        data.pop("selection", None)
     for entries in data.get("routes", {}).values():
         for entry in entries:
             if not entry.get("match"):  # an unconditional entry is written without a ``match`` key

@@ -5,6 +5,9 @@ of them (case-insensitive regular expressions; a plain word matches as a word). 
 shown. Selection is deterministic and cheap; :class:`EmbeddingSelector` adds an option for entries that carry only a
 ``when`` condition (shown when the condition is close enough to the input). ``top_k`` caps how many conditional
 entries one call sees (highest utility first, the render order); unconditional entries are never dropped by it.
+:class:`RetrievalSelector` is JERP's rule retrieval: every entry competes, the top ``k`` by embedding similarity to
+the input plus a utility bonus are shown (an entry with ``match`` patterns only when they hold). A policy records
+its selection (``PolicyMemory.selection``); :func:`selector_for` builds the selector it names.
 
 The same selection serves the executor (each module call, recorded on its trace node), ``nlgrad policy render
 --for-input TEXT`` and :meth:`PolicyMemory.render(route, for_input=...) <nlgrad.policy.memory.PolicyMemory.render>`,
@@ -21,7 +24,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover - schema validates patterns with check_pattern below
-    from nlgrad.policy.schema import PolicyEntry
+    from nlgrad.policy.schema import PolicyEntry, Selection
 
 MAX_PATTERNS = 12
 MAX_PATTERN_CHARS = 200
@@ -95,7 +98,7 @@ class PatternSelector:
 class EmbeddingSelector:
     """Like :class:`PatternSelector`, and an entry with a ``when`` but no patterns is shown when the cosine
     similarity of its condition and the input is at least ``threshold``. ``embed`` maps texts to vectors (e.g. the
-    MiniLM model of the ``embed`` extra: :func:`nlgrad.methods.embeddings.minilm_embedder`)."""
+    MiniLM model of the ``embed`` extra: :func:`nlgrad.text.embeddings.load_embedder`)."""
 
     embed: Callable[[list[str]], Sequence[Sequence[float]]]
     threshold: float = 0.35
@@ -122,6 +125,43 @@ class EmbeddingSelector:
                 chosen.append(entry)
                 conditional += 1
         return chosen
+
+
+@dataclass
+class RetrievalSelector:
+    """The top ``k`` entries for the input, ranked by cosine(input, condition + text) + ``utility_weight`` x
+    u / (1 + |u|) (u = helpful - harmful), ties by id (:meth:`ranked`: best first; :meth:`select`: in render order).
+    Entries whose ``match`` patterns do not hold are not candidates."""
+
+    embed: Callable[[list[str]], Sequence[Sequence[float]]]
+    k: int = 4
+    utility_weight: float = 0.1
+
+    def ranked(self, entries: Sequence[PolicyEntry], text: str) -> list[tuple[PolicyEntry, float]]:
+        candidates = [e for e in entries if not e.match or matches(e, text)]
+        if not candidates or self.k <= 0:
+            return []
+        vectors = self.embed([text] + [f"{e.when or ''} {e.text}".strip() for e in candidates])
+        scored = [(e, cosine(vectors[0], v) + self.utility_weight * e.utility / (1 + abs(e.utility)))
+                  for e, v in zip(candidates, vectors[1:])]
+        scored.sort(key=lambda pair: (-pair[1], pair[0].id or ""))
+        return scored[: self.k]
+
+    def select(self, entries: Sequence[PolicyEntry], text: str) -> list[PolicyEntry]:
+        chosen = {id(e) for e, _ in self.ranked(entries, text)}
+        return [e for e in entries if id(e) in chosen]  # in the given (render) order, as every selector
+
+
+def selector_for(selection: Selection | None) -> EntrySelector:
+    """The selector a policy's recorded ``selection`` names (None: patterns, no cap)."""
+    if selection is None:
+        return PatternSelector()
+    if selection.kind == "retrieval":
+        from nlgrad.text.embeddings import load_embedder
+
+        return RetrievalSelector(load_embedder(selection.embedder).embed, k=selection.k or 4,
+                                 utility_weight=selection.utility_weight)
+    return PatternSelector(top_k=selection.k)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -111,6 +111,20 @@ class Provenance(BaseModel):
     iteration: int | None = Field(default=None, ge=0, description="learning iteration that created the entry")
     revised_iteration: int | None = Field(default=None, ge=0, description="iteration of the last edit or merge")
     trace_ids: list[str] = Field(default_factory=list, description="ids of the traces that motivated the entry")
+
+
+class Selection(BaseModel):
+    """How a module call's entries are chosen from a route (:mod:`nlgrad.policy.relevance`), recorded with the
+    policy so that every reader selects as the method that learned it did. ``patterns``: conditional entries by
+    their ``match`` (``k`` caps them per call); ``retrieval``: the top ``k`` entries by embedding similarity to the
+    input plus ``utility_weight`` x a utility bonus (JERP's rule pool)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["patterns", "retrieval"] = "patterns"
+    k: int | None = Field(default=None, ge=1, le=64, description="entries per call at most (None: no cap)")
+    utility_weight: float = Field(default=0.1, ge=0.0, le=10.0)
+    embedder: Literal["auto", "minilm", "lexical"] = Field(default="auto", description="retrieval's embeddings")
 
 
 class PolicyEntry(BaseModel):

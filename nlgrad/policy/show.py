@@ -39,6 +39,12 @@ def _header(memory: PolicyMemory) -> Panel:
         f"   [bold]method[/bold] {escape(memory.method)}   [bold]created[/bold] {created}",
         f"[bold]scores[/bold] {escape(_scores(memory.scores))}   [bold]ops[/bold] {memory.n_ops}",
     ]
+    if memory.selection is not None:
+        sel = memory.selection
+        how = (f"retrieval: the top {sel.k or 4} entries per call by {sel.embedder} embeddings + "
+               f"{sel.utility_weight} x utility" if sel.kind == "retrieval"
+               else f"patterns{f', at most {sel.k} conditional entries per call' if sel.k else ''}")
+        lines.append(f"[bold]selection[/bold] {escape(how)}")
     if memory.note:
         lines.append(f"[bold]note[/bold] {escape(memory.note)}")
     return Panel("\n".join(lines), title="policy memory", expand=False)

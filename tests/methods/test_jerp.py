@@ -133,6 +133,7 @@ def test_retriever_hook_gives_each_task_its_rules_and_records_them(make_lm, scri
     assert result.traces["a"].graph.graph["jerp"] == {"query": "shout the words",
                                                       "retrieved": {"rules.say": ["rules.say#2"]}}
     assert result.traces["a"].nodes()[1]["policy"] == f"- {SHOUT_RULE}"  # what the module call actually saw
+    assert result.traces["a"].nodes()[1]["policy_entries"] == ["rules.say#2"]  # recorded like conditional entries
     # any other policy source passes through; a built-in embedder travels to Ray workers as its kind
     other = type("Ctx", (), {"policy": "plain"})()
     assert hook(tasks[0], other) == "plain"
@@ -170,6 +171,31 @@ def test_toy_run_reflects_against_references_and_learns_a_retrieved_rule(setting
     gate_prompts = [m[0]["content"] for m in rule_world if "Rules:" in m[0]["content"]]
     assert gate_prompts and all(COOK_RULE not in p for p in gate_prompts)
     assert outcome.test["final"]["score"]["mean"] == 1.0
+    # the policy file says how its rules are chosen: every reader retrieves as JERP's runs did
+    assert final.selection is not None and final.selection.model_dump() == {
+        "kind": "retrieval", "k": 1, "utility_weight": 0.1, "embedder": "lexical"}
+    assert final.render("rules.say", for_input="cooking a meal with food") == f"- {COOK_RULE}"
+    assert final.render("rules.say", for_input="shout the words") == f"- {SHOUT_RULE}"
+    assert COOK_RULE in final.render("rules.say")  # no input: the whole pool, as before
+
+
+def test_eval_of_a_rule_pool_retrieves_per_task_as_jerp_did(settings, rule_world, tmp_path, monkeypatch):
+    import nlgrad.evaluate
+    from nlgrad.evaluate import EvalRequest, retrieval_hook, run_eval
+    from nlgrad.policy import Selection
+
+    serve_toy(monkeypatch, RuleBench(), RuleProgram, modules=(nlgrad.evaluate,))
+    memory = pool(COOK_RULE, SHOUT_RULE)
+    assert retrieval_hook(memory) is None  # no selection recorded: the whole route, as for any policy
+    memory.selection = Selection(kind="retrieval", k=1, embedder="lexical")
+    path = memory.save(tmp_path / "pool.json")
+    hook = retrieval_hook(memory)
+    assert isinstance(hook, Retriever) and hook.k == 1 and hook.kind == "lexical"
+    result, _ = run_eval(EvalRequest(benchmark="rules", split="dev", n=3, policy=str(path)), settings,
+                         progress=False)
+    prompts = [m[0]["content"] for m in rule_world if "Rules:" in m[0]["content"]]
+    assert len(prompts) == 3 and all(SHOUT_RULE in p and COOK_RULE not in p for p in prompts)
+    assert PolicyMemory.load(path).selection.k == 1  # the selection survives a save and a load
 
 
 def test_rules_present_in_successes_gain_utility_without_gate(settings, rule_world, tmp_path):

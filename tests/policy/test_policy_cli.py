@@ -135,3 +135,18 @@ def test_errors_are_one_clear_line(store: PolicyStore, tmp_path: Path, args):
     if args[1] == "{bad}":
         assert "routes.r.0.text" in result.stderr and str(bad) in result.stderr.replace("\n", "")
     assert snapshot(store.dir) == before
+
+
+def test_show_and_render_follow_a_recorded_retrieval_selection(tmp_path: Path):
+    from nlgrad.policy import PolicyMemory
+
+    memory = PolicyMemory.model_validate({"program": "p", "selection": {"kind": "retrieval", "k": 1,
+                                                                        "embedder": "lexical"},
+                                          "routes": {"r": [{"text": "Answer in JSON format only."},
+                                                           {"text": "Use commas between clauses."}]}})
+    path = memory.save(tmp_path / "pool.json")
+    shown = run("show", path)
+    assert shown.exit_code == 0 and "retrieval: the top 1 entries per call by lexical" in shown.stdout
+    one = run("render", path, "--route", "r", "--for-input", "reply in JSON format")
+    assert one.exit_code == 0 and one.stdout.strip() == "- Answer in JSON format only."
+    assert "selection" not in PolicyMemory.model_validate({"program": "p"}).to_json()  # default: no key written
