@@ -6,7 +6,9 @@
   retrieval);
 - :mod:`nlgrad.text.tool_calls`: :func:`parse_agent_reply` and :func:`format_action` (a tool call or a message read
   from an agent's reply, and its canonical text);
-- :mod:`nlgrad.text.verdict`: :func:`parse_label` (a claim verdict, SUPPORTED / NOT_SUPPORTED, read from free text).
+- :mod:`nlgrad.text.verdict`: :func:`parse_label` (a claim verdict, SUPPORTED / NOT_SUPPORTED, read from free text);
+- :mod:`nlgrad.text.embeddings`: :func:`load_embedder` (MiniLM when the ``embed`` extra is installed, else a lexical
+  embedder) and :func:`cosine`, imported on use (not from this package's top level).
 
 Nothing here imports a benchmark, a program or an LM.
 """
