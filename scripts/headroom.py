@@ -11,7 +11,8 @@ tasks (temperature 0, the shared LM cache: a rerun costs nothing), and each row 
 first variant with a 95% bootstrap CI and the tasks won / lost, and keeps every task's score (``task_scores``), so
 any two rows of one benchmark x agent can be paired again without the run folders. Rows are appended to
 ``benchmarks/results/headroom.json`` (one per benchmark x agent x variant, replaced when rerun) with the command
-that reproduces each.
+that reproduces each. ``--readme benchmarks/README.md`` rewrites the table there from every row of the file
+(alone, without ``--variant``: only that).
 """
 
 from __future__ import annotations
@@ -53,12 +54,21 @@ def command(bench: str, n: int, lm: str | None, v: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--benchmark", required=True)
+    parser.add_argument("--benchmark")
     parser.add_argument("--lm", help="the agent model (default: nlgrad's default agent)")
     parser.add_argument("--n", type=int, default=60)
-    parser.add_argument("--variant", action="append", required=True)
+    parser.add_argument("--variant", action="append")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--readme", type=Path, help="rewrite the table between the headroom-table markers of this "
+                        "file from every row of --out (alone: run nothing)")
     args = parser.parse_args()
+    if not args.variant:
+        if not args.readme:
+            raise SystemExit("give --variant (to measure) or --readme (to rewrite the table)")
+        write_readme(args.readme, json.loads(args.out.read_text()))
+        return
+    if not args.benchmark:
+        raise SystemExit("--benchmark is needed to measure")
     variants = [parse_variant(v) for v in args.variant]
     settings = load_settings().with_role_model("agent", args.lm)
     agent = settings.role("agent").model
@@ -87,6 +97,8 @@ def main() -> None:
         print(json.dumps(row), file=sys.stderr, flush=True)
         save(args.out, rows)
     print_table(rows)
+    if args.readme:
+        write_readme(args.readme, json.loads(args.out.read_text()))
 
 
 def save(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -105,6 +117,27 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         wl = f"{r['won']}/{r['lost']}" if "won" in r else ""
         print(f"| `{r['benchmark']}` | {r['agent'].split('/')[-1]} | {r['variant']} | {r['n']} | "
               f"{r['mean']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] | {diff} | {wl} | `{r['command']}` |")
+
+
+BEGIN, END = "<!-- headroom-table:begin -->", "<!-- headroom-table:end -->"
+
+
+def write_readme(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Every row, grouped by benchmark and agent (no policy first), between the markers of ``path``."""
+    def line(r: dict[str, Any]) -> str:
+        diff = (f"{r['diff']:+.3f} [{r['diff_ci95'][0]:+.3f}, {r['diff_ci95'][1]:+.3f}]" if "diff" in r else "")
+        wl = f"{r['won']} / {r['lost']}" if "won" in r else ""
+        return (f"| `{r['benchmark']}` | {r['agent'].split('-')[-1].upper()} | {r['variant']} | {r['n']} | "
+                f"{r['mean']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] | {r.get('vs', '')} | {diff} | {wl} | "
+                f"`{r['command']}` |")
+    order = sorted(rows, key=lambda r: (r["benchmark"], r["agent"], not r["variant"].startswith("none")))
+    table = "\n".join(["| benchmark | agent | variant | n | mean [95% CI] | paired with | paired diff [95% CI] | "
+                       "won / lost | command |", "|---|---|---|---:|---|---|---|---:|---|"] + [line(r) for r in order])
+    text = path.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{path}: the markers {BEGIN} and {END} are missing")
+    head, rest = text.split(BEGIN, 1)
+    path.write_text(f"{head}{BEGIN}\n{table}\n{END}{rest.split(END, 1)[1]}", encoding="utf-8")
 
 
 if __name__ == "__main__":
