@@ -35,7 +35,8 @@ def eval_cmd(
     policy_whole: bool = typer.Option(False, "--policy-whole", help="Show every policy entry to every call, "
                                       "ignoring entries' conditions (match patterns)."),
     policy_placement: str = typer.Option("system", "--policy-placement", help="Where a call's lessons go: system "
-                                         "(the template's policy slot) or input (just before the task input)."),
+                                         "(the template's policy slot), input (just before the task input) or demos "
+                                         "(example entries as prior user/assistant turns, the rest in the slot)."),
     step_cap: Optional[int] = typer.Option(None, "--step-cap", help="Max environment steps per task."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds allowed per task."),
     run_dir: Optional[Path] = typer.Option(None, "--run-dir", help="Write here (and resume a run written here)."),

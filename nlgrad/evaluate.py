@@ -13,6 +13,7 @@ from nlgrad.errors import ConfigError
 from nlgrad.lm.client import LM, check_models
 from nlgrad.lm.ledger import Ledger
 from nlgrad.runlock import RunLock
+from nlgrad.policy.view import PLACEMENTS
 from nlgrad.runtime.executor import RunResult
 from nlgrad.runtime.ray_executor import EXECUTOR_KINDS, make_executor
 from nlgrad.runtime.protocols import SPLITS, BenchmarkHints, EmptyPolicy, PolicySource, step_cap_for
@@ -58,7 +59,7 @@ class EvalRequest:
     policy: str | None = None
     policy_version: int | None = None
     policy_whole: bool = False  # show every entry to every call, conditions (match patterns) ignored
-    policy_placement: str = "system"  # or "input": lessons at the head of the user message, before the task input
+    policy_placement: str = "system"  # "input": lessons before the task input; "demos": examples as prior turns
     step_cap: int | None = None
     timeout_s: float | None = None
     run_dir: str | None = None
@@ -72,8 +73,9 @@ class EvalRequest:
                               value=self.executor)
         if self.split not in SPLITS:
             raise ConfigError(f"split must be one of {', '.join(SPLITS)}", field="--split", value=self.split)
-        if self.policy_placement not in ("system", "input"):
-            raise ConfigError("must be system or input", field="--policy-placement", value=self.policy_placement)
+        if self.policy_placement not in PLACEMENTS:
+            raise ConfigError(f"must be one of {', '.join(PLACEMENTS)}", field="--policy-placement",
+                              value=self.policy_placement)
         if self.n is not None and self.n < 1:
             raise ConfigError("n must be at least 1", field="--n", value=self.n)
         if self.workers is not None and self.workers < 1:

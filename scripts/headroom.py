@@ -5,9 +5,9 @@
         --variant probe-a:policies/probes/ifeval-a.yaml --variant probe-a-input:policies/probes/ifeval-a.yaml:input
 
 A variant is ``LABEL[:POLICY[:OPTION[,OPTION]]]``: POLICY is ``human``, a policy file or directory (absent: no
-policy); OPTIONS are ``whole`` (every entry to every call, conditions ignored) and ``input`` (lessons placed just
-before the task input instead of the system prompt). Every variant runs ``nlgrad eval`` on the same first N dev
-tasks (temperature 0, the shared LM cache: a rerun costs nothing), and each row gets the paired difference to the
+policy); OPTIONS are ``whole`` (every entry to every call, conditions ignored), ``input`` (lessons placed just
+before the task input instead of the system prompt) and ``demos`` (example entries as prior user / assistant
+turns). Every variant runs ``nlgrad eval`` on the same first N dev tasks (temperature 0, the shared LM cache: a rerun costs nothing), and each row gets the paired difference to the
 first variant with a 95% bootstrap CI and the tasks won / lost, and keeps every task's score (``task_scores``), so
 any two rows of one benchmark x agent can be paired again without the run folders. Rows are appended to
 ``benchmarks/results/headroom.json`` (one per benchmark x agent x variant, replaced when rerun) with the command
@@ -36,11 +36,11 @@ def parse_variant(text: str) -> dict[str, Any]:
     label, _, rest = text.partition(":")
     policy, _, options = rest.partition(":")
     opts = {o.strip() for o in options.split(",") if o.strip()}
-    unknown = opts - {"whole", "input"}
+    unknown = opts - {"whole", "input", "demos"}
     if unknown:
-        raise SystemExit(f"variant {text!r}: unknown option(s) {', '.join(sorted(unknown))} (whole, input)")
+        raise SystemExit(f"variant {text!r}: unknown option(s) {', '.join(sorted(unknown))} (whole, input, demos)")
     return {"label": label, "policy": policy or None, "whole": "whole" in opts,
-            "placement": "input" if "input" in opts else "system"}
+            "placement": "input" if "input" in opts else "demos" if "demos" in opts else "system"}
 
 
 def command(bench: str, n: int, lm: str | None, v: dict[str, Any]) -> str:
@@ -48,7 +48,7 @@ def command(bench: str, n: int, lm: str | None, v: dict[str, Any]) -> str:
     cmd += f" --lm {lm}" if lm else ""
     cmd += f" --policy {v['policy']}" if v["policy"] else ""
     cmd += " --policy-whole" if v["whole"] else ""
-    cmd += " --policy-placement input" if v["placement"] == "input" else ""
+    cmd += f" --policy-placement {v['placement']}" if v["placement"] != "system" else ""
     return cmd
 
 

@@ -4,7 +4,8 @@ An example entry holds what a module received and what it replied in a successfu
 BootstrapFewShot selected). :func:`format_example` writes it as ``Input: ...`` / ``Output: ...`` lines (several
 input fields as ``name: value`` lines under ``Input:``; multi-line values continue on indented lines); long values
 keep their head and tail around ``[...]`` so the text stays within :data:`MAX_EXAMPLE_CHARS`.
-:func:`nlgrad.policy.render_line` introduces it with ``- Example:``.
+:func:`nlgrad.policy.render_line` introduces it with ``- Example:``. :func:`split_example` reads the text back as
+an (input, output) pair, which the ``demos`` placement shows as a prior user / assistant turn.
 """
 
 from __future__ import annotations
@@ -67,3 +68,22 @@ def format_example(inputs: Mapping[str, Any], output: Any, *, field_chars: int =
         limit = max(40, limit // 2)
         text = _format(inputs, output, limit)
     return text[:MAX_EXAMPLE_CHARS]
+
+
+def split_example(text: str) -> tuple[str, str] | None:
+    """An example entry's text as ``(input, output)``: the text between its first ``Input:`` line and its last
+    unindented ``Output:`` line, and what follows that; one-field values inline, several fields (or multi-line values)
+    indented under ``Input:`` are dedented by two spaces. None when the text is not in that form."""
+    lines = text.strip("\n").split("\n")
+    if not lines or not lines[0].startswith("Input:"):
+        return None
+    out_at = max((i for i, line in enumerate(lines) if line.startswith("Output:")), default=None)
+    if out_at is None or out_at == 0:
+        return None
+    head = lines[0][len("Input:"):].strip()
+    body = [line[2:] if line.startswith("  ") else line for line in lines[1:out_at]]
+    first = lines[out_at][len("Output:"):].strip()
+    rest = [line[2:] if line.startswith("  ") else line for line in lines[out_at + 1:]]
+    user = "\n".join(([head] if head else []) + body).strip()
+    reply = "\n".join(([first] if first else []) + rest).strip()
+    return (user, reply) if user and reply else None

@@ -2,15 +2,19 @@
 
 ``whole=True`` shows every active entry to every call (conditions ignored): the baseline against which conditional
 rendering is measured. ``placement`` says where a call's lessons go: ``"system"`` (the module template's policy slot,
-the default) or ``"input"`` (at the head of the user message, right before the task input, where a small model is more
-likely to read them). ``selector`` chooses the entries a conditional call sees (:mod:`nlgrad.policy.relevance`).
+the default), ``"input"`` (at the head of the user message, right before the task input, where a small model is more
+likely to read them) or ``"demos"`` (``example`` entries become prior user / assistant turns of the conversation, the
+way DSPy shows few-shot demos; the other entries stay in the policy slot). ``selector`` chooses the entries a conditional call sees (:mod:`nlgrad.policy.relevance`).
 """
 
 from __future__ import annotations
 
+from nlgrad.policy.examples import split_example
 from nlgrad.policy.relevance import EntrySelector
+from nlgrad.policy.render import render_line
+from nlgrad.policy.schema import EntryKind
 
-PLACEMENTS = ("system", "input")
+PLACEMENTS = ("system", "input", "demos")
 
 
 class PolicyView:
@@ -30,5 +34,21 @@ class PolicyView:
         return self.memory.render(route, None if self.whole else for_input, self.selector)
 
     def render_shown(self, route: str, for_input: str | None) -> tuple[str, list[str]]:
-        """The text a call with input ``for_input`` is given, and the ids of the entries it shows (one selection)."""
-        return self.memory.render_shown(route, None if self.whole else for_input, self.selector)
+        """The text a call with input ``for_input`` is given, and the ids of the entries it shows (one selection).
+        With ``placement="demos"`` the text leaves out the examples shown as turns (:meth:`demos`); the ids list
+        every entry shown, turns included."""
+        if self.placement != "demos":
+            return self.memory.render_shown(route, None if self.whole else for_input, self.selector)
+        entries = self.shown_entries(route, for_input)
+        text = "\n".join(render_line(e) for e in entries if _demo(e) is None)
+        return text, [e.id for e in entries]
+
+    def demos(self, route: str, for_input: str | None) -> list[tuple[str, str]]:
+        """``(user, assistant)`` turns from the ``example`` entries a call is shown (``placement="demos"`` only)."""
+        if self.placement != "demos":
+            return []
+        return [pair for e in self.shown_entries(route, for_input) if (pair := _demo(e)) is not None]
+
+
+def _demo(entry) -> tuple[str, str] | None:
+    return split_example(entry.text) if entry.kind == EntryKind.example else None

@@ -69,7 +69,9 @@ class RunContext:
         if not parents:
             parents = [self.input.node]
         policy_text, shown = self._policy_for(module.route, values)
-        messages = module.render(policy_text, values, history, getattr(self.policy, "placement", "system"))
+        placement = getattr(self.policy, "placement", "system")
+        demos = self.policy.demos(module.route, _input_text(values)) if placement == "demos" else None
+        messages = module.render(policy_text, values, history, placement, demos)
         node = self.trace.add_node("module", module.route, parents=parents, role=module.role,
                                    model=self.lm.model_for(module.role), policy=policy_text,
                                    policy_entries=shown, inputs=values,
@@ -100,7 +102,7 @@ class RunContext:
         source cannot tell: it renders the route whole)."""
         if not isinstance(self.policy, SelectingPolicySource):
             return self.policy.render(route), None
-        return self.policy.render_shown(route, "\n".join(str(v) for v in values.values()))
+        return self.policy.render_shown(route, _input_text(values))
 
     # ---- tools --------------------------------------------------------------------------------------------------
     def tool(self, name: str, fn: Callable[..., Any], *, after=None, **args: Any) -> Output:
@@ -163,3 +165,8 @@ class RunContext:
 
 
 __all__ = ["RunContext", "Output", "Observation"]
+
+
+def _input_text(values: dict[str, Any]) -> str:
+    """A module call's input as the one text conditions are matched against."""
+    return "\n".join(str(v) for v in values.values())

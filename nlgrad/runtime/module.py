@@ -49,15 +49,20 @@ class Module:
         return cls(route=route, template=load_template_source(path), template_name=str(path), **kwargs)
 
     def render(self, policy: str, inputs: dict[str, Any], history: list[dict[str, str]] | None = None,
-               placement: str = "system") -> list[dict[str, str]]:
+               placement: str = "system", demos: list[tuple[str, str]] | None = None) -> list[dict[str, str]]:
         """``placement="input"`` leaves the template's policy slot empty and puts the lessons at the head of the user
-        message, right before the task input (the template's closing cue, such as ``Answer:``, stays last)."""
-        variables = {**inputs, "policy": (policy or "") if placement == "system" else ""}
+        message, right before the task input (the template's closing cue, such as ``Answer:``, stays last).
+        ``demos`` (``(user, assistant)`` pairs, the ``demos`` placement's worked examples) come as prior turns right
+        after the system message; the lessons stay in the policy slot."""
+        in_slot = placement in ("system", "demos")
+        variables = {**inputs, "policy": (policy or "") if in_slot else ""}
         system = render_block(self.template, "system", variables, name=self.template_name)
         user = render_block(self.template, "user", variables, name=self.template_name)
-        if placement != "system" and policy:
+        if not in_slot and policy:
             user = f"{INPUT_LESSONS_HEADER}\n{policy}\n\n{user.lstrip()}"
-        return [{"role": "system", "content": system}, *(history or []), {"role": "user", "content": user}]
+        turns = [{"role": role, "content": text} for pair in (demos or [])
+                 for role, text in zip(("user", "assistant"), pair)]
+        return [{"role": "system", "content": system}, *turns, *(history or []), {"role": "user", "content": user}]
 
     def parse(self, text: str, inputs: dict[str, Any]) -> Any:
         return self.parser(text, inputs)

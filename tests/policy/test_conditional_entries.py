@@ -186,3 +186,38 @@ def test_a_view_renders_whole_or_places_the_lessons_before_the_input(script, mak
     assert system["content"] == "Be helpful."  # the template's slot is left empty
     assert user["content"] == (f"{INPUT_LESSONS_HEADER}\n" + mem.render(ROUTE, for_input="Reply in JSON")
                                + "\n\nReply in JSON\nAnswer:")  # lessons first, the template's cue stays last
+
+
+def test_demos_placement_shows_examples_as_prior_turns(script, make_lm):
+    from nlgrad.policy.examples import format_example, split_example
+    from nlgrad.policy.view import PolicyView
+    from nlgrad.runtime.context import RunContext
+    from nlgrad.runtime.module import Module
+    from nlgrad.runtime.protocols import Task
+    from nlgrad.runtime.trace import Trace
+
+    one = format_example({"request": "Describe a dog in JSON"}, '{"animal": "dog"}')
+    assert split_example(one) == ("Describe a dog in JSON", '{"animal": "dog"}')
+    two = format_example({"question": "Who?", "passage": "Ann met Bo.\nBo left."}, "Ann")
+    assert split_example(two) == ("question: Who?\npassage:\n  Ann met Bo.\n  Bo left.", "Ann")
+    assert split_example("Never type a comma.") is None and split_example("Input: x") is None
+
+    mem = PolicyMemory.model_validate({"program": "p", "routes": {ROUTE: [
+        {"text": "Answer briefly."},
+        {"text": one, "kind": "example"},
+        {"text": format_example({"request": "Write a poem"}, "roses"), "kind": "example", "match": ["poem"]}]}})
+    view = PolicyView(mem, placement="demos")
+    assert view.demos(ROUTE, "Reply in JSON") == [("Describe a dog in JSON", '{"animal": "dog"}')]
+    assert PolicyView(mem).demos(ROUTE, "Reply in JSON") == []  # other placements keep examples in the text
+    script(["ok"])
+    template = ("{% block system %}Be helpful.{% if policy %} Lessons: {{ policy }}{% endif %}{% endblock %}"
+                "{% block user %}{{ request }}{% endblock %}")
+    trace = Trace(task_id="t")
+    ctx = RunContext(task=Task(id="t", split="dev", inputs={}), lm=make_lm(), trace=trace, policy=view)
+    ctx.call(Module(route=ROUTE, template=template), request="Reply in JSON")
+    (node,) = trace.module_calls()
+    assert [m["role"] for m in node["messages"]] == ["system", "user", "assistant", "user"]
+    assert node["messages"][0]["content"] == "Be helpful. Lessons: - Answer briefly."  # the example is a turn instead
+    assert node["messages"][1:3] == [{"role": "user", "content": "Describe a dog in JSON"},
+                                     {"role": "assistant", "content": '{"animal": "dog"}'}]
+    assert node["policy_entries"] == [f"{ROUTE}#1", f"{ROUTE}#2"]  # the turn is recorded as shown
