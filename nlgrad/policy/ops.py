@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from nlgrad.policy.errors import PolicyUpdateError
-from nlgrad.policy.relevance import check_patterns
+from nlgrad.policy.patterns import check_patterns
 from nlgrad.policy.schema import (MAX_TEXT_CHARS, Condition, EntryId, EntryKind, EntryText, RouteName,
                                   check_example_text, clean_when)
 

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from nlgrad.policy.relevance import check_patterns
+from nlgrad.policy.patterns import check_patterns
 
 SCHEMA_VERSION = 1
 """The on-disk format version this nlgrad reads and writes. Bump it (and add a migration) on incompatible changes."""
