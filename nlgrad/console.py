@@ -33,6 +33,9 @@ def ledger_table(ledger: Ledger, title: str = "LM usage") -> Table:
 def print_run(console: Console, summary: dict, ledger: Ledger, run_path: str | None = None, title: str = "Summary"):
     console.print(summary_table(summary, title))
     console.print(ledger_table(ledger))
+    if summary.get("conditions_never_shown"):
+        console.print("conditional entries shown to no call on this split (their condition matched no input): "
+                      + ", ".join(summary["conditions_never_shown"]), highlight=False, markup=False)
     if run_path:
         console.print(f"run directory: {run_path}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from nlgrad.runtime.protocols import SPLITS, BenchmarkHints, EmptyPolicy, Policy
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.resume_check import check_eval_resume
 from nlgrad.runtime.rundir import RunDir, make_run_id
+
+log = logging.getLogger(__name__)
 
 
 def load_policy(path: str | Path | None, version: int | None = None, benchmark=None) -> PolicySource:
@@ -138,4 +141,29 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
                                  policy_for_task=retrieval_hook(policy))
         result = executor.run(tasks, resume=request.run_dir is not None)
         Ledger.replay(journal).save(run_dir.path / "ledger.json")
+        flag_silent_conditions(policy, run_dir, tasks, result)
     return result, lm
+
+
+def flag_silent_conditions(policy: Any, run_dir: RunDir, tasks: list, result: RunResult) -> None:
+    """Record (``summary["conditions_never_shown"]``) and log the conditional entries of the evaluated policy that
+    no module call of this split was shown: their condition matched none of the split's inputs."""
+    from nlgrad.policy import PolicyMemory
+    from nlgrad.policy.relevance import conditions_never_shown
+    from nlgrad.runtime.trace import Trace
+
+    memory = getattr(policy, "memory", policy)
+    if not isinstance(memory, PolicyMemory) or not any(e.match for r in memory.routes()
+                                                       for e in memory.active_entries(r)):
+        return
+    calls = []
+    for task in tasks:
+        path = run_dir.trace_path(task.id)
+        if path.exists():
+            calls += [(n["route"], n.get("policy_entries") or []) for n in Trace.load(path).module_calls()]
+    silent = conditions_never_shown({r: memory.active_entries(r) for r in memory.routes()}, calls)
+    if silent:
+        result.summary["conditions_never_shown"] = silent
+        run_dir.write_summary(result.summary)
+        log.warning("%d conditional entr%s shown to no call on this split (the condition matched no input): %s",
+                    len(silent), "y was" if len(silent) == 1 else "ies were", ", ".join(silent))

@@ -137,3 +137,16 @@ def unmatched_conditions(entries: Iterable[PolicyEntry], texts: Iterable[str]) -
     texts = list(texts)
     return [e for e in entries if e.match and not any(matches(e, t) for t in texts)]
 
+
+def conditions_never_shown(entries_by_route: dict[str, Sequence[PolicyEntry]],
+                           shown: Iterable[tuple[str, Sequence[str]]]) -> list[str]:
+    """Ids of conditional entries that no call of their route was shown, given ``(route, shown ids)`` per module call
+    of a run: a condition that fired nowhere on the split taught nothing there. Routes no call reached are left out
+    (nothing was decided for them)."""
+    called: set[str] = set()
+    seen: set[str] = set()
+    for route, ids in shown:
+        called.add(route)
+        seen.update(ids or [])
+    return [e.id or "" for route, entries in entries_by_route.items() if route in called
+            for e in entries if e.match and e.id not in seen]

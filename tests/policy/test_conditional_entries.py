@@ -221,3 +221,27 @@ def test_demos_placement_shows_examples_as_prior_turns(script, make_lm):
     assert node["messages"][1:3] == [{"role": "user", "content": "Describe a dog in JSON"},
                                      {"role": "assistant", "content": '{"animal": "dog"}'}]
     assert node["policy_entries"] == [f"{ROUTE}#1", f"{ROUTE}#2"]  # the turn is recorded as shown
+
+
+def test_eval_flags_conditions_that_no_call_was_shown(settings, tmp_path, monkeypatch):
+    import nlgrad.evaluate
+    from fake_lm import EchoProgram, UpperCaseBenchmark, agent_reply, install_fake_lm, serve_toy
+
+    from nlgrad.evaluate import EvalRequest, run_eval
+    from nlgrad.policy.relevance import conditions_never_shown
+
+    class Prog(EchoProgram):
+        name, routes = "shout", ["shout.say"]
+        template = ("{% block system %}Repeat.{% if policy %} {{ policy }}{% endif %}{% endblock %}"
+                    "{% block user %}{{ text }}{% endblock %}")
+
+    install_fake_lm(monkeypatch, lambda messages: agent_reply(messages[0]["content"], messages[-1]["content"]))
+    serve_toy(monkeypatch, UpperCaseBenchmark(), Prog, modules=(nlgrad.evaluate,))
+    mem = PolicyMemory.model_validate({"program": "shout", "routes": {"shout.say": [
+        {"text": "Always write in capitals."}, {"text": "Count the words.", "match": ["word"]},
+        {"text": "Mind the recipe.", "match": ["recipe"]}], "other.route": [{"text": "x y z", "match": ["q"]}]}})
+    path = mem.save(tmp_path / "p.json")
+    result, _ = run_eval(EvalRequest(benchmark="x", split="dev", n=3, policy=str(path)), settings, progress=False)
+    assert result.summary["conditions_never_shown"] == ["shout.say#3"]  # the recipe condition fired nowhere
+    assert json.loads((result.run_dir.path / "summary.json").read_text())["conditions_never_shown"] == ["shout.say#3"]
+    assert conditions_never_shown({"r": mem.active_entries("shout.say")}, []) == []  # a route no call reached
