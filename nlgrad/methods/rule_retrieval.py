@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from nlgrad.policy import PolicyMemory
 from nlgrad.policy.relevance import RetrievalSelector
+from nlgrad.policy.relevance import retrieval_text as rule_text  # noqa: F401  (re-exported: JERP's name)
 from nlgrad.policy.schema import PolicyEntry, Selection
 from nlgrad.runtime.protocols import Task
 from nlgrad.runtime.trace import Trace
@@ -33,10 +34,6 @@ def task_query(task: Task, ctx=None, max_chars: int = 600) -> str:
     if first is not None:
         parts += [str(first.info.get("task", "")), first.text]
     return clip(" ".join(p for p in parts if p), max_chars)
-
-
-def rule_text(entry: PolicyEntry) -> str:
-    return f"{entry.when or ''} {entry.text}".strip()
 
 
 def rank_rules(query: str, rules: list[PolicyEntry], embedder: Embedder, *, k: int,

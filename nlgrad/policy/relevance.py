@@ -16,12 +16,12 @@ so a deployed prompt applies a policy per request exactly as nlgrad's own runs d
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from nlgrad.policy.patterns import compile_pattern
+from nlgrad.text.embeddings import cosine
 
 if TYPE_CHECKING:  # pragma: no cover - type hints only
     from nlgrad.policy.schema import PolicyEntry, Selection
@@ -88,6 +88,11 @@ class EmbeddingSelector:
         return chosen
 
 
+def retrieval_text(entry: PolicyEntry) -> str:
+    """What retrieval compares with the input: an entry's condition and its text."""
+    return f"{entry.when or ''} {entry.text}".strip()
+
+
 @dataclass
 class RetrievalSelector:
     """The top ``k`` entries for the input, ranked by cosine(input, condition + text) + ``utility_weight`` x
@@ -102,7 +107,7 @@ class RetrievalSelector:
         candidates = [e for e in entries if not e.match or matches(e, text)]
         if not candidates or self.k <= 0:
             return []
-        vectors = self.embed([text] + [f"{e.when or ''} {e.text}".strip() for e in candidates])
+        vectors = self.embed([text] + [retrieval_text(e) for e in candidates])
         scored = [(e, cosine(vectors[0], v) + self.utility_weight * e.utility / (1 + abs(e.utility)))
                   for e, v in zip(candidates, vectors[1:])]
         scored.sort(key=lambda pair: (-pair[1], pair[0].id or ""))
@@ -123,12 +128,6 @@ def selector_for(selection: Selection | None) -> EntrySelector:
         return RetrievalSelector(load_embedder(selection.embedder).embed, k=selection.k or 4,
                                  utility_weight=selection.utility_weight)
     return PatternSelector(top_k=selection.k)
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0
 
 
 def unmatched_conditions(entries: Iterable[PolicyEntry], texts: Iterable[str]) -> list[PolicyEntry]:
