@@ -15,6 +15,8 @@ import json
 import re
 from pathlib import Path
 
+from readme_block import replace_block
+
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- interactive-floors:begin -->", "<!-- interactive-floors:end -->"
 COLUMNS = [("random", "random"), ("program alone", "program alone (constant reply 1)"),
@@ -45,12 +47,9 @@ def main() -> None:
     parser.add_argument("--rows", type=Path, default=ROOT / "benchmarks/results/floors-interactive.json")
     parser.add_argument("--readme", type=Path, default=ROOT / "benchmarks/README.md")
     args = parser.parse_args()
-    text = args.readme.read_text(encoding="utf-8")
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{args.readme}: the markers {BEGIN} and {END} are missing")
-    head, rest = text.split(BEGIN, 1)
     body = table(json.loads(args.rows.read_text(encoding="utf-8")))
-    args.readme.write_text(f"{head}{BEGIN}\n{body}\n{END}{rest.split(END, 1)[1]}", encoding="utf-8")
+    text = replace_block(args.readme.read_text(encoding="utf-8"), BEGIN, END, body)
+    args.readme.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import nlgrad  # noqa: F401  (sets the offline litellm cost map before litellm i
 from nlgrad.config import load_settings
 from nlgrad.evaluate import EvalRequest, run_eval
 from nlgrad.stats import paired_difference
+from readme_block import replace_block
 
 OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "headroom.json"
 
@@ -133,11 +134,7 @@ def write_readme(path: Path, rows: list[dict[str, Any]]) -> None:
     order = sorted(rows, key=lambda r: (r["benchmark"], r["agent"], not r["variant"].startswith("none")))
     table = "\n".join(["| benchmark | agent | variant | n | mean [95% CI] | paired with | paired diff [95% CI] | "
                        "won / lost | command |", "|---|---|---|---:|---|---|---|---:|---|"] + [line(r) for r in order])
-    text = path.read_text(encoding="utf-8")
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{path}: the markers {BEGIN} and {END} are missing")
-    head, rest = text.split(BEGIN, 1)
-    path.write_text(f"{head}{BEGIN}\n{table}\n{END}{rest.split(END, 1)[1]}", encoding="utf-8")
+    path.write_text(replace_block(path.read_text(encoding="utf-8"), BEGIN, END, table), encoding="utf-8")
 
 
 if __name__ == "__main__":

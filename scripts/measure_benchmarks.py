@@ -41,6 +41,7 @@ from nlgrad.config import RoleConfig, Settings, load_settings  # noqa: E402
 from nlgrad.evaluate import EvalRequest, run_eval  # noqa: E402
 from nlgrad.runtime.protocols import SPLITS  # noqa: E402
 from nlgrad.runtime.registry import load_benchmark  # noqa: E402
+from readme_block import replace_block  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOORS = {"twx": "twx_random", "sciworld": "twx_random", "hotpotqa": "echo_floor", "hover": "majority_floor",
@@ -156,9 +157,7 @@ def write_readme_table(readme: Path, rows: list[dict]) -> None:
     text = readme.read_text() if readme.exists() else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
     if BEGIN not in text:
         text += f"\n{BEGIN}\n{END}\n"
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{BEGIN}\n{to_markdown(rows)}\n{END}{tail}")
+    readme.write_text(replace_block(text, BEGIN, END, to_markdown(rows)))
 
 
 def merge(existing: list[dict], rows: list[dict]) -> list[dict]:

@@ -19,6 +19,7 @@ from nlgrad.evaluate import EvalRequest, run_eval
 from nlgrad.installed_models import learning_settings
 from nlgrad.optimize import resolve_config, run_optimize
 from nlgrad.stats import paired_difference
+from readme_block import replace_block
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- nlpg-table:begin -->", "<!-- nlpg-table:end -->"
@@ -99,9 +100,7 @@ def write_table(rows: list[dict]) -> None:
     text = readme.read_text() if readme.exists() else "# Benchmarks\n"
     if BEGIN not in text:
         text += f"\n## NLPG results (test split)\n\n{BEGIN}\n{END}\n"
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{BEGIN}\n" + "\n".join(lines) + f"\n{END}{tail}")
+    readme.write_text(replace_block(text, BEGIN, END, "\n".join(lines)))
 
 
 if __name__ == "__main__":
