@@ -110,14 +110,20 @@ def save(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text(json.dumps([r for r in old if key(r) not in fresh] + rows, indent=1) + "\n")
 
 
-def print_table(rows: list[dict[str, Any]]) -> None:
-    print("| benchmark | agent | variant | n | mean [95% CI] | paired diff vs first [95% CI] | won/lost | command |")
-    print("|---|---|---|---|---|---|---|---|")
-    for r in rows:
+def markdown_table(rows: list[dict[str, Any]]) -> str:
+    """The rows as the README's headroom table, in the given order."""
+    def line(r: dict[str, Any]) -> str:
         diff = (f"{r['diff']:+.3f} [{r['diff_ci95'][0]:+.3f}, {r['diff_ci95'][1]:+.3f}]" if "diff" in r else "")
-        wl = f"{r['won']}/{r['lost']}" if "won" in r else ""
-        print(f"| `{r['benchmark']}` | {r['agent'].split('/')[-1]} | {r['variant']} | {r['n']} | "
-              f"{r['mean']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] | {diff} | {wl} | `{r['command']}` |")
+        wl = f"{r['won']} / {r['lost']}" if "won" in r else ""
+        return (f"| `{r['benchmark']}` | {r['agent'].split('-')[-1].upper()} | {r['variant']} | {r['n']} | "
+                f"{r['mean']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] | {r.get('vs', '')} | {diff} | {wl} | "
+                f"`{r['command']}` |")
+    return "\n".join(["| benchmark | agent | variant | n | mean [95% CI] | paired with | paired diff [95% CI] | "
+                      "won / lost | command |", "|---|---|---|---:|---|---|---|---:|---|"] + [line(r) for r in rows])
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    print(markdown_table(rows))
 
 
 BEGIN, END = "<!-- headroom-table:begin -->", "<!-- headroom-table:end -->"
@@ -125,16 +131,9 @@ BEGIN, END = "<!-- headroom-table:begin -->", "<!-- headroom-table:end -->"
 
 def write_readme(path: Path, rows: list[dict[str, Any]]) -> None:
     """Every row, grouped by benchmark and agent (no policy first), between the markers of ``path``."""
-    def line(r: dict[str, Any]) -> str:
-        diff = (f"{r['diff']:+.3f} [{r['diff_ci95'][0]:+.3f}, {r['diff_ci95'][1]:+.3f}]" if "diff" in r else "")
-        wl = f"{r['won']} / {r['lost']}" if "won" in r else ""
-        return (f"| `{r['benchmark']}` | {r['agent'].split('-')[-1].upper()} | {r['variant']} | {r['n']} | "
-                f"{r['mean']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] | {r.get('vs', '')} | {diff} | {wl} | "
-                f"`{r['command']}` |")
     order = sorted(rows, key=lambda r: (r["benchmark"], r["agent"], not r["variant"].startswith("none")))
-    table = "\n".join(["| benchmark | agent | variant | n | mean [95% CI] | paired with | paired diff [95% CI] | "
-                       "won / lost | command |", "|---|---|---|---:|---|---|---|---:|---|"] + [line(r) for r in order])
-    path.write_text(replace_block(path.read_text(encoding="utf-8"), BEGIN, END, table), encoding="utf-8")
+    path.write_text(replace_block(path.read_text(encoding="utf-8"), BEGIN, END, markdown_table(order)),
+                    encoding="utf-8")
 
 
 if __name__ == "__main__":
