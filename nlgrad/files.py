@@ -1,4 +1,5 @@
-"""Small file helpers shared by every layer: atomic writes, tolerant JSON-lines reads and an inter-process lock."""
+"""Small file helpers shared by every layer: atomic writes, tolerant JSON-lines reads, an inter-process lock, and the
+marked block of a README that a measurement script rewrites."""
 
 from __future__ import annotations
 
@@ -125,3 +126,12 @@ def file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def replace_block(text: str, begin: str, end: str, body: str) -> str:
+    """``text`` with everything between the ``begin`` and ``end`` marker lines replaced by ``body`` (the results
+    tables that scripts maintain in READMEs); raises SystemExit naming the markers when either is missing."""
+    if begin not in text or end not in text:
+        raise SystemExit(f"the markers {begin} and {end} are missing")
+    head, rest = text.split(begin, 1)
+    return f"{head}{begin}\n{body}\n{end}{rest.split(end, 1)[1]}"

@@ -15,7 +15,7 @@ import json
 import re
 from pathlib import Path
 
-from readme_block import replace_block
+from nlgrad.files import replace_block
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- interactive-floors:begin -->", "<!-- interactive-floors:end -->"

@@ -28,7 +28,7 @@ import nlgrad  # noqa: F401  (sets the offline litellm cost map before litellm i
 from nlgrad.config import load_settings
 from nlgrad.evaluate import EvalRequest, run_eval
 from nlgrad.stats import paired_difference
-from readme_block import replace_block
+from nlgrad.files import replace_block
 
 OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "headroom.json"
 

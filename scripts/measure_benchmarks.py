@@ -41,7 +41,7 @@ from nlgrad.config import RoleConfig, Settings, load_settings  # noqa: E402
 from nlgrad.evaluate import EvalRequest, run_eval  # noqa: E402
 from nlgrad.runtime.protocols import SPLITS  # noqa: E402
 from nlgrad.runtime.registry import load_benchmark  # noqa: E402
-from readme_block import replace_block  # noqa: E402
+from nlgrad.files import replace_block  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOORS = {"twx": "twx_random", "sciworld": "twx_random", "hotpotqa": "echo_floor", "hover": "majority_floor",

@@ -19,7 +19,7 @@ from nlgrad.evaluate import EvalRequest, run_eval
 from nlgrad.installed_models import learning_settings
 from nlgrad.optimize import resolve_config, run_optimize
 from nlgrad.stats import paired_difference
-from readme_block import replace_block
+from nlgrad.files import replace_block
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- nlpg-table:begin -->", "<!-- nlpg-table:end -->"
