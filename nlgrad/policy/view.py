@@ -35,19 +35,23 @@ class PolicyView:
 
     def render_shown(self, route: str, for_input: str | None) -> tuple[str, list[str]]:
         """The text a call with input ``for_input`` is given, and the ids of the entries it shows (one selection).
-        With ``placement="demos"`` the text leaves out the examples shown as turns (:meth:`demos`); the ids list
-        every entry shown, turns included."""
+        With ``placement="demos"`` the text leaves out the examples shown as turns (:meth:`render_call`); the ids
+        list every entry shown, turns included."""
+        return self.render_call(route, for_input)[:2]
+
+    def render_call(self, route: str, for_input: str | None) -> tuple[str, list[str], list[tuple[str, str]]]:
+        """:meth:`render_shown` and the ``(user, assistant)`` turns of the ``example`` entries the call is shown
+        (``placement="demos"`` only; otherwise none), all from one selection."""
         if self.placement != "demos":
-            return self.memory.render_shown(route, None if self.whole else for_input, self.selector)
+            return (*self.memory.render_shown(route, None if self.whole else for_input, self.selector), [])
         entries = self.shown_entries(route, for_input)
-        text = "\n".join(render_line(e) for e in entries if _demo(e) is None)
-        return text, [e.id for e in entries]
+        turns = [_demo(e) for e in entries]
+        text = "\n".join(render_line(e) for e, turn in zip(entries, turns) if turn is None)
+        return text, [e.id for e in entries], [turn for turn in turns if turn is not None]
 
     def demos(self, route: str, for_input: str | None) -> list[tuple[str, str]]:
-        """``(user, assistant)`` turns from the ``example`` entries a call is shown (``placement="demos"`` only)."""
-        if self.placement != "demos":
-            return []
-        return [pair for e in self.shown_entries(route, for_input) if (pair := _demo(e)) is not None]
+        """The ``(user, assistant)`` turns a call is shown (see :meth:`render_call`)."""
+        return self.render_call(route, for_input)[2]
 
 
 def _demo(entry) -> tuple[str, str] | None:

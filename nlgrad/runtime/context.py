@@ -68,10 +68,8 @@ class RunContext:
         values = {name: _unwrap(value, parents) for name, value in inputs.items()}
         if not parents:
             parents = [self.input.node]
-        policy_text, shown = self._policy_for(module.route, values)
-        placement = getattr(self.policy, "placement", "system")
-        demos = self.policy.demos(module.route, _input_text(values)) if placement == "demos" else None
-        messages = module.render(policy_text, values, history, placement, demos)
+        policy_text, shown, demos = self._policy_for(module.route, values)
+        messages = module.render(policy_text, values, history, getattr(self.policy, "placement", "system"), demos)
         node = self.trace.add_node("module", module.route, parents=parents, role=module.role,
                                    model=self.lm.model_for(module.role), policy=policy_text,
                                    policy_entries=shown, inputs=values,
@@ -97,12 +95,16 @@ class RunContext:
         self.trace.update_node(node, parsed=parsed)
         return Output(parsed, node)
 
-    def _policy_for(self, route: str, values: dict[str, Any]) -> tuple[str, list[str] | None]:
-        """The route's policy text for a call with these inputs, and the ids of the entries it shows (None when the
-        source cannot tell: it renders the route whole)."""
+    def _policy_for(self, route: str, values: dict[str, Any]
+                    ) -> tuple[str, list[str] | None, list[tuple[str, str]] | None]:
+        """The route's policy text for a call with these inputs, the ids of the entries it shows (None when the
+        source cannot tell: it renders the route whole), and the worked examples a source shows as prior turns
+        (``render_call``, the ``demos`` placement of a policy view), all from one selection."""
         if not isinstance(self.policy, SelectingPolicySource):
-            return self.policy.render(route), None
-        return self.policy.render_shown(route, _input_text(values))
+            return self.policy.render(route), None, None
+        if hasattr(self.policy, "render_call"):
+            return self.policy.render_call(route, _input_text(values))
+        return (*self.policy.render_shown(route, _input_text(values)), None)
 
     # ---- tools --------------------------------------------------------------------------------------------------
     def tool(self, name: str, fn: Callable[..., Any], *, after=None, **args: Any) -> Output:

@@ -206,8 +206,16 @@ def test_demos_placement_shows_examples_as_prior_turns(script, make_lm):
         {"text": "Answer briefly."},
         {"text": one, "kind": "example"},
         {"text": format_example({"request": "Write a poem"}, "roses"), "kind": "example", "match": ["poem"]}]}})
-    view = PolicyView(mem, placement="demos")
+    class CountingSelector(PatternSelector):
+        calls = 0
+
+        def select(self, entries, text):
+            CountingSelector.calls += 1
+            return super().select(entries, text)
+
+    view = PolicyView(mem, placement="demos", selector=CountingSelector())
     assert view.demos(ROUTE, "Reply in JSON") == [("Describe a dog in JSON", '{"animal": "dog"}')]
+    CountingSelector.calls = 0
     assert PolicyView(mem).demos(ROUTE, "Reply in JSON") == []  # other placements keep examples in the text
     script(["ok"])
     template = ("{% block system %}Be helpful.{% if policy %} Lessons: {{ policy }}{% endif %}{% endblock %}"
@@ -221,6 +229,7 @@ def test_demos_placement_shows_examples_as_prior_turns(script, make_lm):
     assert node["messages"][1:3] == [{"role": "user", "content": "Describe a dog in JSON"},
                                      {"role": "assistant", "content": '{"animal": "dog"}'}]
     assert node["policy_entries"] == [f"{ROUTE}#1", f"{ROUTE}#2"]  # the turn is recorded as shown
+    assert CountingSelector.calls == 1  # the slot text, the recorded ids and the turns come from one selection
 
 
 def test_eval_flags_conditions_that_no_call_was_shown(settings, tmp_path, monkeypatch):
