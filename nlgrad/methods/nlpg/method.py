@@ -25,11 +25,12 @@ from nlgrad.credit.backward import NodeFeedbackRecord
 from nlgrad.credit.propagator import CriticBackward, Propagator, PropagatorFactory
 from nlgrad.lm.fanout import fan_out
 from nlgrad.methods.base import Proposal, Workspace
+from nlgrad.methods.conditions import route_inputs
 from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
 from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_tokens
 from nlgrad.methods.nlpg.abstraction import CorrectionAbstractor
 from nlgrad.methods.nlpg.aggregate import aggregate, attribute_support
-from nlgrad.methods.nlpg.failure_groups import FailureGroup, call_input_text, group_failures
+from nlgrad.methods.nlpg.failure_groups import FailureGroup, group_failures
 from nlgrad.methods.nlpg.proposals import Candidate, CorrectionProposer
 from nlgrad.methods.nlpg.tag_lessons import TagLessonWriter
 from nlgrad.policy import PolicyMemory, UpdateProvenance, apply_update
@@ -117,7 +118,7 @@ class NLPG:
         """One lesson per (route, failure tag) group with at least ``min_support`` tasks, written side by side."""
         groups = [g for g in group_failures(rollouts.results, rollouts.traces)
                   if g.route in instructions and g.support >= ws.config.min_support]
-        inputs = {r.task_id: {n["route"]: call_input_text(n) for n in rollouts.traces[r.task_id].module_calls()}
+        inputs = {r.task_id: route_inputs(rollouts.traces[r.task_id])
                   for r in rollouts.results if r.task_id in rollouts.traces}
         writer = TagLessonWriter(ws.lm)
 
