@@ -166,7 +166,7 @@ class PolicyMemory(BaseModel):
     @classmethod
     def load(cls, path_or_dir: str | Path, version: int | None = None) -> "PolicyMemory":
         """Load a version from a policy directory (latest by default) or a single JSON/YAML policy file."""
-        from nlgrad.policy.store import load_policy  # the one upward import: a file or a versioned directory
+        from nlgrad.policy import load_policy  # the package's public loader (files and versioned directories)
 
         return load_policy(path_or_dir, version=version)
 
