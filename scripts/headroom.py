@@ -1,4 +1,5 @@
-"""Where can text move a frozen agent? Paired policy variants on one benchmark's dev split, against no policy.
+"""Where can text move a frozen agent? Paired policy variants on one benchmark's dev split (``--split test`` for the
+held-out evidence), against no policy.
 
     .venv/bin/python scripts/headroom.py --benchmark ifeval --lm local/qwen2.5-coder-1.5b --n 60 \
         --variant none --variant human-whole:human:whole --variant human:human \
@@ -44,8 +45,8 @@ def parse_variant(text: str) -> dict[str, Any]:
             "placement": "input" if "input" in opts else "demos" if "demos" in opts else "system"}
 
 
-def command(bench: str, n: int, lm: str | None, v: dict[str, Any]) -> str:
-    cmd = f"nlgrad eval --benchmark {bench} --split dev --n {n}"
+def command(bench: str, n: int, lm: str | None, v: dict[str, Any], split: str = "dev") -> str:
+    cmd = f"nlgrad eval --benchmark {bench} --split {split} --n {n}"
     cmd += f" --lm {lm}" if lm else ""
     cmd += f" --policy {v['policy']}" if v["policy"] else ""
     cmd += " --policy-whole" if v["whole"] else ""
@@ -58,15 +59,18 @@ def main() -> None:
     parser.add_argument("--benchmark")
     parser.add_argument("--lm", help="the agent model (default: nlgrad's default agent)")
     parser.add_argument("--n", type=int, default=60)
+    parser.add_argument("--split", default="dev", choices=("dev", "test"),
+                        help="the split every variant runs on (test: for the held-out evidence, with its own --out)")
     parser.add_argument("--variant", action="append")
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--readme", type=Path, help="rewrite the table between the headroom-table markers of this "
+    parser.add_argument("--readme", type=Path, help="rewrite the table between the TABLE-table markers of this "
                         "file from every row of --out (alone: run nothing)")
+    parser.add_argument("--table", default="headroom", help="the markers' name in --readme (default: headroom)")
     args = parser.parse_args()
     if not args.variant:
         if not args.readme:
             raise SystemExit("give --variant (to measure) or --readme (to rewrite the table)")
-        write_readme(args.readme, json.loads(args.out.read_text()))
+        write_readme(args.readme, json.loads(args.out.read_text()), args.table)
         return
     if not args.benchmark:
         raise SystemExit("--benchmark is needed to measure")
@@ -77,15 +81,18 @@ def main() -> None:
     rows = []
     for v in variants:
         start = time.monotonic()
-        request = EvalRequest(benchmark=args.benchmark, split="dev", n=args.n, policy=v["policy"],
+        request = EvalRequest(benchmark=args.benchmark, split=args.split, n=args.n, policy=v["policy"],
                               policy_whole=v["whole"], policy_placement=v["placement"])
-        result, _ = run_eval(request, settings, progress=False)
+        result, lm = run_eval(request, settings, progress=False)
         scores[v["label"]] = {r.task_id: r.score for r in result.results}
-        row = {"benchmark": args.benchmark, "agent": agent, "variant": v["label"], "n": len(result.results),
+        row = {"benchmark": args.benchmark, "agent": agent, "variant": v["label"], "split": args.split,
+               "n": len(result.results),
                "mean": round(result.summary["score"]["mean"], 4),
                "ci95": [round(x, 4) for x in result.summary["score"]["ci95"]],
                "errors": result.summary["errors"], "wall_s": round(time.monotonic() - start, 1),
-               "command": command(args.benchmark, args.n, args.lm, v), "run_dir": str(result.run_dir.path),
+               "tokens": lm.ledger.total().total_tokens,
+               "command": command(args.benchmark, args.n, args.lm, v, args.split),
+               "run_dir": str(result.run_dir.path),
                "task_scores": {r.task_id: r.score for r in result.results}}
         base = scores[variants[0]["label"]]
         if v is not variants[0]:
@@ -99,12 +106,12 @@ def main() -> None:
         save(args.out, rows)
     print_table(rows)
     if args.readme:
-        write_readme(args.readme, json.loads(args.out.read_text()))
+        write_readme(args.readme, json.loads(args.out.read_text()), args.table)
 
 
 def save(path: Path, rows: list[dict[str, Any]]) -> None:
     old = json.loads(path.read_text()) if path.exists() else []
-    key = lambda r: (r["benchmark"], r["agent"], r["variant"])  # noqa: E731
+    key = lambda r: (r["benchmark"], r["agent"], r["variant"], r.get("split", "dev"))  # noqa: E731
     fresh = {key(r) for r in rows}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps([r for r in old if key(r) not in fresh] + rows, indent=1) + "\n")
@@ -126,13 +133,12 @@ def print_table(rows: list[dict[str, Any]]) -> None:
     print(markdown_table(rows))
 
 
-BEGIN, END = "<!-- headroom-table:begin -->", "<!-- headroom-table:end -->"
-
-
-def write_readme(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Every row, grouped by benchmark and agent (no policy first), between the markers of ``path``."""
+def write_readme(path: Path, rows: list[dict[str, Any]], table: str = "headroom") -> None:
+    """Every row, grouped by benchmark and agent (no policy first), between the ``table`` markers of ``path``
+    (``<!-- headroom-table:begin -->`` ... ``<!-- headroom-table:end -->`` by default)."""
     order = sorted(rows, key=lambda r: (r["benchmark"], r["agent"], not r["variant"].startswith("none")))
-    path.write_text(replace_block(path.read_text(encoding="utf-8"), BEGIN, END, markdown_table(order)),
+    begin, end = f"<!-- {table}-table:begin -->", f"<!-- {table}-table:end -->"
+    path.write_text(replace_block(path.read_text(encoding="utf-8"), begin, end, markdown_table(order)),
                     encoding="utf-8")
 
 
