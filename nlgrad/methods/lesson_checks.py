@@ -110,10 +110,12 @@ def lesson_source(trace: "Trace | None", feedback: str | None, shown: Iterable[s
 
 def workspace_instance_tokens(ws: "Workspace", traces: Iterable["Trace"], *, general_text: str | None = None
                               ) -> set[str]:
-    """:func:`instance_tokens` over the workspace's train task inputs and these traces; the general text defaults
-    to the instructions of every route of the program."""
-    docs = {f"task:{t.id}": str(t.inputs) for t in ws.train_tasks}
-    docs.update({f"trace:{i}:{t.task_id}": trace_text(t) for i, t in enumerate(traces)})
+    """:func:`instance_tokens` over the workspace's train task inputs and these traces, one document per task (a
+    task's input and its trace are one document, so a name that only that task has counts once); the general text
+    defaults to the instructions of every route of the program."""
+    docs = {t.id: str(t.inputs) for t in ws.train_tasks}
+    for trace in traces:
+        docs[trace.task_id] = f"{docs.get(trace.task_id, '')} {trace_text(trace)}"
     if general_text is None:
         general_text = " ".join(route_instructions(ws.program, r) for r in ws.program.routes)
     return instance_tokens(docs, general_text)

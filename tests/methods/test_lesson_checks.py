@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from nlgrad.methods.lesson_checks import (copied_instance_details, copied_passage, instance_tokens, lesson_problem,
-                                          trace_text)
+                                          trace_text, workspace_instance_tokens)
 from nlgrad.methods.rule_pool import ReflectorOp, RulePool, to_policy_ops
 from nlgrad.policy import PolicyMemory
 from nlgrad.runtime.trace import Trace
@@ -45,6 +47,22 @@ def test_trace_text_includes_agent_outputs_only_when_asked():
     trace.add_node("env", "env.step", parents=[root], action="move north", observation="You see a coin.")
     assert "move north" not in trace_text(trace) and "You see a coin." in trace_text(trace)
     assert trace_text(trace, outputs=True).count("move north") == 2
+
+
+def test_a_task_and_its_trace_are_one_document():
+    """A name from one task's input is specific to that task even though the task's trace repeats it."""
+    tasks = [SimpleNamespace(id=f"t{i}", inputs={"prompt": text}) for i, text in
+             enumerate(["Write a haiku about Gujarat without commas.", "Write a riddle in at least 400 words.",
+                        "Write 400 words about Kyoto without commas."])]
+    traces = []
+    for task in tasks[:2]:
+        trace = Trace(task.id, "p")
+        trace.add_node("input", "input", inputs=task.inputs)
+        traces.append(trace)
+    ws = SimpleNamespace(train_tasks=tasks, program=SimpleNamespace(routes=[]))
+    specific = workspace_instance_tokens(ws, traces, general_text="")
+    assert {"gujarat", "kyoto"} <= specific and "400" not in specific  # 400 is in two tasks
+    assert copied_instance_details("Add a comma after Gujarat in the haiku.", specific) == ["gujarat"]
 
 
 def test_jerp_drops_copied_rules_before_they_reach_the_pool():

@@ -9,6 +9,7 @@ from fake_lm import UPPER_RULE, ShoutBenchmark, ShoutProgram, agent_reply, insta
 
 from nlgrad.methods.base import OptimizeConfig
 from nlgrad.methods.nlpg.failure_groups import discriminative_patterns, group_failures
+from nlgrad.methods.nlpg.tag_lessons import feedback_about
 from nlgrad.optimize import run_optimize
 from nlgrad.policy import PolicyStore
 from nlgrad.runtime.executor import TaskResult
@@ -83,3 +84,12 @@ def test_lesson_condition_needs_two_distinct_sources():
     assert lesson_condition(["add commas please", "use commas here"], others) == ["commas"]
     assert lesson_condition(["add commas please", "add commas please"], others) == []  # one distinct input
     assert "commas" in lesson_condition(["add commas please"], others, min_sources=1)
+
+
+def test_a_lesson_writer_reads_the_feedback_lines_of_its_kind():
+    feedback = ("Followed 1 of 3 instructions (strict).\n"
+                "violated: change_case:capital_word_frequency (capital_frequency=16): response has 1 all-capital words\n"
+                "violated: punctuation:no_comma: response contains 14 commas\nfollowed: keywords:frequency")
+    assert feedback_about(feedback, "missed:punctuation:no_comma") == \
+        "violated: punctuation:no_comma: response contains 14 commas"
+    assert feedback_about(feedback, "answer:sentence_not_span") == feedback  # no line names it: all of it

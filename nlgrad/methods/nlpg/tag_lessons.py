@@ -32,6 +32,15 @@ class TagLesson(BaseModel):
         return squash_or_none(value)
 
 
+def feedback_about(feedback: str, tag: str) -> str:
+    """The lines of a task's feedback that concern ``tag`` (the tag less its kind prefix: ``missed:punctuation:no_comma``
+    -> lines naming ``punctuation:no_comma``), so a lesson writer reads what went wrong of this kind, not every
+    violation of the task; the whole feedback when no line names it."""
+    key = tag.split(":", 1)[1] if ":" in tag else tag
+    lines = [line for line in feedback.splitlines() if key and key in line]
+    return "\n".join(lines) or feedback
+
+
 class TagLessonWriter:
     def __init__(self, lm, *, role: str = "optimizer", max_examples: int = 4, max_tokens: int = 160):
         self.lm, self.role, self.max_examples, self.max_tokens = lm, role, max_examples, max_tokens
@@ -40,7 +49,7 @@ class TagLessonWriter:
 
     def write(self, group: FailureGroup, *, other_inputs: list[str], instructions: str,
               rejected: list[str]) -> Candidate | None:
-        examples = [{"input": clip(i, 500), "output": clip(o, 300), "feedback": clip(f, 300)}
+        examples = [{"input": clip(i, 500), "output": clip(o, 300), "feedback": clip(feedback_about(f, group.tag), 300)}
                     for i, o, f in list(zip(group.inputs, group.outputs, group.feedback))[: self.max_examples]]
         messages = self.module.render("", {"route": group.route, "instructions": instructions[:600], "tag": group.tag,
                                            "examples": examples, "rejected": rejected[-6:]})
