@@ -3,21 +3,15 @@ reply) as rows with their commands, next to the agent's rows."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-from pathlib import Path
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "measure_benchmarks.py"
+from script_modules import load_script
 
 
 @pytest.fixture(scope="module")
 def mb():
-    spec = importlib.util.spec_from_file_location("measure_benchmarks", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("measure_benchmarks")
 
 
 def test_labels_and_commands(mb):

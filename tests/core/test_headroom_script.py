@@ -3,21 +3,15 @@ between the markers it is told."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "headroom.py"
+from script_modules import load_script
 
 
 @pytest.fixture(scope="module")
 def hr():
-    spec = importlib.util.spec_from_file_location("headroom", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("headroom")
 
 
 def test_variant_and_command_name_the_split(hr):
