@@ -39,6 +39,9 @@ def _language(text: str) -> str:
     try:
         import langdetect
 
+        from nlgrad.benchmarks.if_offline_nltk import ready_langdetect
+
+        ready_langdetect()
         return langdetect.detect(text)
     except Exception:  # noqa: BLE001
         return "unknown"

@@ -183,6 +183,22 @@ class CheckerRandom:
 
 CHECKER_RANDOM = CheckerRandom()
 
+_langdetect_lock = threading.Lock()
+
+
+def ready_langdetect() -> None:
+    """Seed ``langdetect`` (``DetectorFactory.seed = 0``) and load its language profiles now, once, under a lock.
+
+    ``langdetect.detect`` loads the profiles lazily and not thread-safely: ``init_factory`` publishes the factory
+    before its profiles are loaded, so checks running side by side in an eval's worker threads could detect from a
+    partial profile set (English text read as Afrikaans or Polish) and score a task differently from run to run."""
+    import langdetect
+    from langdetect import detector_factory
+
+    with _langdetect_lock:
+        langdetect.DetectorFactory.seed = 0
+        detector_factory.init_factory()
+
 
 def _no_download(*args: Any, **kwargs: Any) -> bool:  # noqa: ARG001
     return True

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from nlgrad.benchmarks.if_common import InstructionFollowingBenchmark
 from nlgrad.benchmarks.if_offline_nltk import (CHECKER_RANDOM, OfflineNLTK, SentenceTokenizer, count_stopwords,
-                                               offline_checker_import)
+                                               offline_checker_import, ready_langdetect)
 from nlgrad.benchmarks.if_prompts import installed_package_dir, missing_package_error
 from nlgrad.errors import BenchmarkError
 
@@ -72,6 +72,7 @@ def load_registry() -> dict[str, type]:
             util._get_sentence_tokenizer = lambda: SentenceTokenizer()
             util.random = CHECKER_RANDOM
             instructions.random = CHECKER_RANDOM
+            ready_langdetect()
             _registry = dict(registry.INSTRUCTION_DICT)
         return _registry
 

@@ -19,8 +19,10 @@ Differences from official scoring (nothing is downloaded at run time; see :mod:`
   ellipses or list numbering ("1." is its own sentence here, as Punkt usually does).
 - ``change_case:capital_word_frequency`` uses NLTK's word tokenizer over that splitter's sentences (the only
   effect is on whether a sentence-final period is split off a word, which never changes an all-capitals count).
-- ``langdetect`` is seeded (``DetectorFactory.seed = 0``) so ``language:response_language`` and the English
-  case checks are deterministic; upstream leaves it unseeded, so its results can vary between runs on short text.
+- ``langdetect`` is seeded (``DetectorFactory.seed = 0``) and its language profiles are loaded once under a lock
+  before any check (``ready_langdetect``), so ``language:response_language`` and the English case checks are
+  deterministic, also in threads side by side; upstream leaves it unseeded, so its results can vary between runs on
+  short text.
 - Prompts 1122 and 1129 (``keywords:letter_frequency`` with letter "#" / "!", which upstream rejects and replaces
   by a random letter on every check) use a seeded draw, so they score the same every run.
 
@@ -37,7 +39,7 @@ from pathlib import Path
 
 from nlgrad.benchmarks.if_common import InstructionFollowingBenchmark
 from nlgrad.benchmarks.if_offline_nltk import (CHECKER_RANDOM, OfflineNLTK, SentenceTokenizer, count_sentences,
-                                               offline_checker_import)
+                                               offline_checker_import, ready_langdetect)
 from nlgrad.benchmarks.if_prompts import installed_package_dir, missing_package_error
 from nlgrad.errors import BenchmarkError
 
@@ -64,7 +66,7 @@ def load_registry() -> dict[str, type]:
     with _lock:
         if _registry is None:
             try:
-                import langdetect
+                import langdetect  # noqa: F401  (a missing package is reported here)
                 import nltk
 
                 with offline_checker_import():
@@ -86,7 +88,7 @@ def load_registry() -> dict[str, type]:
             util._get_sentence_tokenizer = lambda: SentenceTokenizer()
             util.random = CHECKER_RANDOM
             sys.modules[f"{PRIVATE_NAME}.instructions"].random = CHECKER_RANDOM
-            langdetect.DetectorFactory.seed = 0
+            ready_langdetect()
             _registry = dict(sys.modules[f"{PRIVATE_NAME}.instructions_registry"].INSTRUCTION_DICT)
         return _registry
 

@@ -230,3 +230,30 @@ def test_program_failure_paths_score_zero(bench, make_lm, script, settings):
     res = Executor(benchmark=bench, program=InstructionFollowProgram(max_tokens=32), lm=make_lm(settings=no_cache),
                    progress=False).run([task]).results[0]
     assert res.score == 0.0 and not res.success and res.error is not None
+
+
+def test_language_detection_is_ready_before_checks_run_side_by_side():
+    """langdetect loads its profiles lazily and publishes the factory before they are loaded: checks that start side
+    by side (an eval's worker threads) could detect from a partial set. ready_langdetect loads them once, under a
+    lock, so every thread detects from all profiles."""
+    import threading
+
+    import langdetect
+    from langdetect import detector_factory
+
+    from nlgrad.benchmarks.if_offline_nltk import ready_langdetect
+
+    detector_factory._factory = None  # as in a fresh process
+    seen: list[tuple[int, str]] = []
+
+    def check():
+        ready_langdetect()
+        seen.append((len(detector_factory._factory.langlist), langdetect.detect("the cat sat on the mat and slept")))
+
+    threads = [threading.Thread(target=check) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    full = len(detector_factory._factory.langlist)
+    assert full > 50 and seen == [(full, "en")] * 8
