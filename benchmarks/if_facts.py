@@ -37,11 +37,8 @@ def _highlights(text: str) -> int:
 
 def _language(text: str) -> str:
     try:
-        import langdetect
+        import langdetect  # seeded and loaded by the registry's ready_langdetect before any check runs
 
-        from nlgrad.benchmarks.if_offline_nltk import ready_langdetect
-
-        ready_langdetect()
         return langdetect.detect(text)
     except Exception:  # noqa: BLE001
         return "unknown"
