@@ -104,7 +104,7 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
         save(args.out, rows)
-    print_table(rows)
+    print(markdown_table(rows))
     if args.readme:
         write_readme(args.readme, json.loads(args.out.read_text()), args.table)
 
@@ -127,10 +127,6 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
                 f"`{r['command']}` |")
     return "\n".join(["| benchmark | agent | variant | n | mean [95% CI] | paired with | paired diff [95% CI] | "
                       "won / lost | command |", "|---|---|---|---:|---|---|---|---:|---|"] + [line(r) for r in rows])
-
-
-def print_table(rows: list[dict[str, Any]]) -> None:
-    print(markdown_table(rows))
 
 
 def write_readme(path: Path, rows: list[dict[str, Any]], table: str = "headroom") -> None:
