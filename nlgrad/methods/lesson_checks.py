@@ -3,8 +3,8 @@
 An optimizer LM (especially a small one) often "learns" a line that only describes one task: it copies a name or a
 number of that task (``copied_instance_details``), or copies a whole observation, response, action or checker message
 (``copied_passage``: "To the North you see a closed plain door.", "take coin", "'synonyms' appears 1 times"), or
-restates the prompt's own instructions.
-Neither generalizes, and a lucky validation draw can let one through the gate, so methods drop such lines before
+restates the prompt's own instructions, or narrates the runs it was shown (``narrated_runs``: "in the first run, the
+word 'synonyms' appears 0 times"). None generalizes, and a lucky validation draw can let one through the gate, so methods drop such lines before
 they reach it, with the reason recorded in the run's files.
 """
 
@@ -19,6 +19,11 @@ if TYPE_CHECKING:
 
 INSTANCE_TOKEN = re.compile(r"\b(?:\d[\d,.:/-]*|[A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)*)\b")
 _WORD = re.compile(r"[a-z0-9][a-z0-9']*")
+_NARRATION = re.compile(
+    r"\b(?:in|for|from) (?:this|that|these|those|the (?:first|second|third|fourth|last|previous|above|given|failed)"
+    r"|each of the) (?:case|cases|run|runs|task|tasks|example|examples|attempt|attempts|trace|traces)\b"
+    r"|\b(?:run|example|task|trace) (?:\d+|one|two|three|four)\b"
+    r"|\bthe (?:agent|model|assistant) (?:did|failed|wrote|answered|replied|produced|chose)\b", re.I)
 
 
 def instance_tokens(texts_by_doc: dict[str, str], general_text: str) -> set[str]:
@@ -61,12 +66,22 @@ def copied_passage(text: str, source: str, *, min_words: int = 4, share: float =
     return ""
 
 
+def narrated_runs(text: str) -> str:
+    """The words by which ``text`` describes the runs it came from ("in the first run", "example 2", "the agent
+    failed"), else ``""``: such a line reports what happened instead of saying what to do."""
+    found = _NARRATION.search(text)
+    return found.group(0) if found else ""
+
+
 def lesson_problem(text: str, *, specific: set[str], source: str) -> str | None:
-    """Why ``text`` is not a reusable lesson (copied instance details, or a copied passage of ``source``), else
-    ``None``."""
+    """Why ``text`` is not a reusable lesson (copied instance details, a narration of the runs, or a copied passage
+    of ``source``), else ``None``."""
     copied = copied_instance_details(text, specific)
     if copied:
         return f"copies instance details: {', '.join(copied)}"
+    narration = narrated_runs(text)
+    if narration:
+        return f"narrates the runs instead of stating a lesson: {narration!r}"
     passage = copied_passage(text, source)
     if passage:
         return f"copies a passage of what it was shown (trace, feedback, instructions) instead of a lesson: {passage!r}"

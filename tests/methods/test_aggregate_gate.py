@@ -66,6 +66,30 @@ def test_corrections_that_restate_the_routes_own_instructions_are_dropped():
     assert len(other_route) == 1  # only a route's own instructions count
 
 
+LOWERCASE = ("Always ensure that your input is in lowercase and does not contain any capital letters. This will help "
+             "avoid the violation of the change_case requirement.")
+
+
+def test_a_lesson_the_gate_rejected_is_not_gated_again_under_another_condition():
+    # seen on ifeval x 1.5B: after the gate rejected this lesson, the writer copied it into the no_comma,
+    # repeat_prompt and forbidden_words groups, and the merged copy was gated again with support 6
+    copies = [cand(LOWERCASE, ["t1", "t2"]), cand(LOWERCASE.replace("Always e", "E"), ["t3", "t4"])]
+    lesson = cand("Never write a comma anywhere in the reply when the input forbids commas.", ["t5", "t6"])
+    ops, report = aggregate([*copies, lesson], min_support=2, rejected={"r": [LOWERCASE]})
+    assert [op.text for op in ops] == [lesson.text]
+    assert [d["reason"].startswith("repeats a lesson the gate rejected") for d in report.dropped] == [True, True]
+    assert len(aggregate(copies, min_support=2, rejected={"other": [LOWERCASE]})[0]) == 1  # per route
+
+
+def test_a_line_that_narrates_the_runs_is_dropped():
+    narrating = cand("Meet every keyword frequency. For example, in the first run, the word appears 0 times.",
+                     ["t1", "t2"])
+    ops, report = aggregate([narrating, cand("Count each required keyword before you answer.", ["t1", "t2"])],
+                            min_support=2)
+    assert [op.text for op in ops] == ["Count each required keyword before you answer."]
+    assert report.dropped[0]["reason"] == "narrates the runs instead of stating a lesson: 'in the first run'"
+
+
 def test_replaces_becomes_an_edit_and_ops_are_ordered_by_support():
     ops, _ = aggregate([cand("Short rule here, applied.", ["a", "b"]),
                         cand("Better wording of rule one.", ["a", "b", "c"], replaces="r#1")], min_support=2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from nlgrad.methods.lesson_checks import (copied_instance_details, copied_passage, instance_tokens, lesson_problem,
-                                          trace_text, workspace_instance_tokens)
+                                          narrated_runs, trace_text, workspace_instance_tokens)
 from nlgrad.methods.rule_pool import ReflectorOp, RulePool, to_policy_ops
 from nlgrad.policy import PolicyMemory
 from nlgrad.runtime.trace import Trace
@@ -77,3 +77,13 @@ def test_jerp_drops_copied_rules_before_they_reach_the_pool():
     assert len(dropped) == 2 and all("copies a passage" in d["dropped"] for d in dropped)
     unchecked, _ = to_policy_ops(proposed, pool, routes=["game.act"], trace_ids=["t1"])
     assert len(unchecked) == 3
+
+
+def test_lines_that_narrate_the_runs_are_named():
+    assert narrated_runs("For example, in the first run, the word 'synonyms' appears 0 times.") == "in the first run"
+    assert narrated_runs("In this case the agent failed to open the door.") == "In this case"
+    assert narrated_runs("It failed in example 2 because it used commas.") == "example 2"
+    assert narrated_runs("When the input forbids commas, write none in any example you give.") == ""
+    assert narrated_runs("Open a closed door before you move through it.") == ""
+    assert lesson_problem("In these runs the door was closed.", specific=set(), source="") == \
+        "narrates the runs instead of stating a lesson: 'In these runs'"

@@ -93,3 +93,23 @@ def test_a_lesson_writer_reads_the_feedback_lines_of_its_kind():
     assert feedback_about(feedback, "missed:punctuation:no_comma") == \
         "violated: punctuation:no_comma: response contains 14 commas"
     assert feedback_about(feedback, "answer:sentence_not_span") == feedback  # no line names it: all of it
+
+
+def test_a_rejected_tag_lesson_is_dropped_not_shown_to_the_writer(settings, monkeypatch, tmp_path):
+    useless = "Think about the topic of the input before you write the reply."
+
+    def reply(messages):
+        system, user = messages[0]["content"], messages[-1]["content"]
+        if "The kind of failure: missed:uppercase" in user:
+            assert useless not in user  # a small writer copies the lessons it is shown
+            return json.dumps({"text": useless, "when": ""})
+        return agent_reply(system, user)
+
+    install_fake_lm(monkeypatch, reply)
+    serve_toy(monkeypatch, TaggedShout(), ShoutProgram)
+    config = OptimizeConfig(benchmark="shout", iterations=2, batch=4, val=4, test_n=0,
+                            method_options={"tag_groups": True, "critic": False})
+    outcome = run_optimize(config, settings, tmp_path / "pol", progress=False)
+    assert [h.accepted for h in outcome.state.history] == [False, False]
+    dropped = json.loads((tmp_path / "pol/run/iter-0002/aggregate.json").read_text())["dropped"]
+    assert [d["reason"] for d in dropped] == [f"repeats a lesson the gate rejected: {useless}"]

@@ -1,6 +1,7 @@
 """Step 5 of NLPG: aggregate candidate corrections across a minibatch into policy operations.
 
-Per route: drop candidates that copy instance details or restate the route's own instructions; merge near-duplicates
+Per route: drop candidates that copy instance details, narrate the runs, restate the route's own instructions or
+repeat a lesson the gate already rejected on that route; merge near-duplicates
 (their supporting traces are joined); keep only candidates supported by at least ``min_support`` distinct traces
 (recurring failures); resolve contradictions (near-duplicates where exactly one is negated) toward the
 better-supported side, dropping both on a tie; then emit ``add`` / ``edit`` operations ordered by support (the order
@@ -13,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nlgrad.methods.lesson_checks import copied_instance_details, copied_passage
+from nlgrad.methods.lesson_checks import copied_instance_details, copied_passage, narrated_runs
 from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.policy import AddOp, EditOp, LexicalSimilarity, Similarity
 
@@ -104,17 +105,28 @@ def resolve_contradictions(candidates: list[Candidate], similarity: Similarity, 
 def aggregate(candidates: list[Candidate], *, min_support: int = 2, instance_specific: set[str] | None = None,
               similarity: Similarity | None = None, dedupe_threshold: float = 0.6,
               contradiction_threshold: float = 0.6, iteration: int | None = None,
-              instructions: dict[str, str] | None = None) -> tuple[list[AddOp | EditOp], AggregateReport]:
+              instructions: dict[str, str] | None = None, rejected: dict[str, list[str]] | None = None,
+              ) -> tuple[list[AddOp | EditOp], AggregateReport]:
     """``instructions`` maps a route to its module's own instructions: a candidate that is mostly a verbatim passage
-    of them (:func:`copied_passage`) adds nothing to the prompt and is dropped."""
+    of them (:func:`copied_passage`) adds nothing to the prompt and is dropped. ``rejected`` maps a route to the
+    texts of lessons the gate rejected before: a candidate whose text near-duplicates one of them
+    (``similarity >= dedupe_threshold``) is dropped, so a rejected lesson is not gated again under another
+    condition."""
     similarity = similarity or LexicalSimilarity()
     report = AggregateReport()
     general = []
     for cand in candidates:
         copied = copied_instance_details(cand.line, instance_specific or set())
+        narration = narrated_runs(cand.line)
         restated = copied_passage(cand.text, (instructions or {}).get(cand.route, ""))
+        repeated = next((text for text in (rejected or {}).get(cand.route, [])
+                         if similarity.similarity(cand.text, text) >= dedupe_threshold), None)
         if copied:
             report.drop(cand, f"copies instance details: {', '.join(copied)}")
+        elif narration:
+            report.drop(cand, f"narrates the runs instead of stating a lesson: {narration!r}")
+        elif repeated is not None:
+            report.drop(cand, f"repeats a lesson the gate rejected: {repeated}")
         elif restated:
             report.drop(cand, f"restates the route's own instructions: {restated!r}")
         else:

@@ -113,9 +113,10 @@ class NLPG:
         candidates = [c for batch in fan_out(propose, jobs, lm.parallelism("optimizer")) for c in batch]
         return candidates, proposer.skipped
 
-    def tag_lessons(self, ws: Workspace, rollouts, instructions: dict[str, str], rejected: dict[str, list[str]],
-                    iteration: int) -> list[Candidate]:
-        """One lesson per (route, failure tag) group with at least ``min_support`` tasks, written side by side."""
+    def tag_lessons(self, ws: Workspace, rollouts, instructions: dict[str, str], iteration: int) -> list[Candidate]:
+        """One lesson per (route, failure tag) group with at least ``min_support`` tasks, written side by side. The
+        writer is not shown the rejected lessons (a small writer copies what it is shown into every group); the
+        aggregation drops repeats of them instead."""
         groups = [g for g in group_failures(rollouts.results, rollouts.traces)
                   if g.route in instructions and g.support >= ws.config.min_support]
         inputs = {r.task_id: route_inputs(rollouts.traces[r.task_id])
@@ -125,8 +126,7 @@ class NLPG:
         def write(group: FailureGroup) -> Candidate | None:
             others = [calls[group.route] for task_id, calls in sorted(inputs.items())
                       if task_id not in group.task_ids and group.route in calls]
-            return writer.write(group, other_inputs=others, instructions=instructions[group.route],
-                                rejected=rejected.get(group.route, []))
+            return writer.write(group, other_inputs=others, instructions=instructions[group.route])
 
         written = fan_out(write, groups, ws.lm.parallelism("optimizer"))
         ws.write(iteration, "tag_groups.json", {
@@ -168,7 +168,7 @@ class NLPG:
             if records else ([], [])
         ws.write(iteration, "proposals.json", {"candidates": [c.to_dict() for c in candidates], "skipped": skipped})
         if self.tag_groups:  # tag lessons lead: a critic correction that paraphrases one merges into it
-            candidates = self.tag_lessons(ws, rollouts, instructions, rejected_texts, iteration) + candidates
+            candidates = self.tag_lessons(ws, rollouts, instructions, iteration) + candidates
 
         specific = workspace_instance_tokens(ws, rollouts.traces.values(),
                                              general_text=" ".join(instructions.values()))
@@ -181,7 +181,7 @@ class NLPG:
         contradiction = contradiction_threshold(backend)
         ops, agg = aggregate(candidates, min_support=cfg.min_support, instance_specific=specific,
                              instructions=instructions, similarity=similarity, dedupe_threshold=threshold,
-                             contradiction_threshold=contradiction, iteration=iteration)
+                             contradiction_threshold=contradiction, iteration=iteration, rejected=rejected_texts)
         ws.write(iteration, "aggregate.json", {"kept": agg.kept, "dropped": agg.dropped,
                                                "similarity": backend, "dedupe_threshold": threshold,
                                                "contradiction_threshold": contradiction,

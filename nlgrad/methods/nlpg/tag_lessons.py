@@ -47,12 +47,11 @@ class TagLessonWriter:
         self.module = method_module("tag_lesson.j2", "optimizer.tag_lesson")
         self.skipped: list[dict[str, str]] = []
 
-    def write(self, group: FailureGroup, *, other_inputs: list[str], instructions: str,
-              rejected: list[str]) -> Candidate | None:
+    def write(self, group: FailureGroup, *, other_inputs: list[str], instructions: str) -> Candidate | None:
         examples = [{"input": clip(i, 500), "output": clip(o, 300), "feedback": clip(feedback_about(f, group.tag), 300)}
                     for i, o, f in list(zip(group.inputs, group.outputs, group.feedback))[: self.max_examples]]
         messages = self.module.render("", {"route": group.route, "instructions": instructions[:600], "tag": group.tag,
-                                           "examples": examples, "rejected": rejected[-6:]})
+                                           "examples": examples})
         try:
             reply = self.lm.structured(self.role, messages, TagLesson, max_tokens=self.max_tokens)
         except (StructuredOutputError, LMCallError) as exc:
