@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 INSTANCE_TOKEN = re.compile(r"\b(?:\d[\d,.:/-]*|[A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)*)\b")
 _WORD = re.compile(r"[a-z0-9][a-z0-9']*")
+QUOTED_WORD = re.compile(r"[\"'‘“]([A-Za-z][A-Za-z-]{2,})[\"'’”]")
 _NARRATION = re.compile(
     r"\b(?:in|for|from) (?:this|that|these|those|the (?:first|second|third|fourth|last|previous|above|given|failed)"
     r"|each of the) (?:case|cases|run|runs|task|tasks|example|examples|attempt|attempts|trace|traces)\b"
@@ -27,22 +28,33 @@ _NARRATION = re.compile(
 
 
 def instance_tokens(texts_by_doc: dict[str, str], general_text: str) -> set[str]:
-    """Numbers and capitalized names that occur in fewer than two documents (task inputs, traces) and not in the
-    program's own instructions: copying one of these into a rule ties it to a single task."""
+    """Numbers, capitalized names and quoted words that occur in fewer than two documents (task inputs, traces) and
+    not in the program's own instructions: copying one of these into a rule ties it to a single task. A quoted word
+    (``the word "synonyms"``) is kept with its quotes (``'synonyms'``) and counts every document that has the word,
+    quoted or not."""
     seen: dict[str, set[str]] = {}
+    quoted: set[str] = set()
     for doc_id, text in texts_by_doc.items():
         for token in set(INSTANCE_TOKEN.findall(text)):
             seen.setdefault(token.lower(), set()).add(doc_id)
+        quoted |= {word.lower() for word in QUOTED_WORD.findall(text)}
     general = general_text.lower()
-    return {tok for tok, docs in seen.items()
-            if len(docs) < 2 and tok not in general and (len(tok) > 1 or tok.isdigit())}
+    specific = {tok for tok, docs in seen.items()
+                if len(docs) < 2 and tok not in general and (len(tok) > 1 or tok.isdigit())}
+    for word in quoted - set(re.findall(r"[a-z][a-z-]*", general)):
+        pattern = re.compile(rf"\b{re.escape(word)}\b", re.I)
+        if sum(bool(pattern.search(text)) for text in texts_by_doc.values()) < 2:
+            specific.add(f"'{word}'")
+    return specific
 
 
 def copied_instance_details(text: str, specific: set[str]) -> list[str]:
-    """The task-specific tokens (from :func:`instance_tokens`) that ``text`` contains, sorted."""
+    """The task-specific tokens (from :func:`instance_tokens`) that ``text`` contains, sorted; a quoted word counts
+    with or without its quotes."""
     found = {m.lower() for m in INSTANCE_TOKEN.findall(text)}
-    words = set(re.findall(r"[a-z0-9][a-z0-9'-]*", text.lower()))
-    hits = {tok for tok in specific if tok in found or (tok[0].isdigit() and tok in words)}
+    words = set(re.findall(r"[a-z0-9][a-z0-9'-]*", text.lower())) | set(re.findall(r"[a-z][a-z-]*", text.lower()))
+    hits = {tok for tok in specific if tok in found or (tok[0].isdigit() and tok in words)
+            or (tok.startswith("'") and tok.strip("'") in words)}
     return sorted(hits)
 
 

@@ -87,3 +87,14 @@ def test_lines_that_narrate_the_runs_are_named():
     assert narrated_runs("Open a closed door before you move through it.") == ""
     assert lesson_problem("In these runs the door was closed.", specific=set(), source="") == \
         "narrates the runs instead of stating a lesson: 'In these runs'"
+
+
+def test_a_quoted_word_of_one_task_is_an_instance_detail():
+    # seen on ifeval x 1.5B: "ensure that the word synonyms appears at least 3 times" from one task's keyword
+    docs = {"a": 'Write an essay. The word "synonyms" should appear at least 3 times. Add a title.',
+            "b": "Write a poem with a title. Do not use the word 'title' more than twice.", "c": "Describe Rome."}
+    specific = instance_tokens(docs, "Follow every instruction.")
+    assert "'synonyms'" in specific and "'title'" not in specific  # "title" is a word of two documents
+    assert copied_instance_details("Make sure the word synonyms appears often enough.", specific) == ["'synonyms'"]
+    assert copied_instance_details("Wrap the title in double angular brackets.", specific) == []
+    assert "'synonyms'" not in instance_tokens(docs, 'Never use the word "synonyms".')  # the program's own word
