@@ -35,8 +35,9 @@ class (its names are re-exported here too):
   (train and dev sizes rounded, test takes the rest). ``tasks(split, n)`` returns the first ``n`` of that order.
 
 - **Metric.** :class:`InstructionFollowingBenchmark` scores ``score = followed / total`` instructions (strict),
-  ``success = all followed``, and writes feedback naming each violated instruction id with its kwargs and, where
-  it can be measured, what the response actually did ("response has 212 words"). A missing, empty or malformed
+  ``success = all followed``, and writes feedback naming each violated instruction id with its kwargs, what the
+  response actually did where it can be measured ("response has 212 words") and the instruction's own wording
+  (``requirement: "..."``, the upstream ``build_description``). A missing, empty or malformed
   output scores 0 with a clear feedback and never raises; a checker that raises counts as not followed.
 """
 

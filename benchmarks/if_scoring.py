@@ -100,9 +100,8 @@ def result_to_metric(outcomes: list[InstructionOutcome], info: dict[str, Any] | 
     for o in outcomes:
         if o.followed:
             continue
-        reason = "; ".join(x for x in (o.fact, o.error) if x)
-        if not reason and o.description:
-            reason = f'requirement: "{_short_desc(o.description)}"'
+        requirement = f'requirement: "{_short_desc(o.description)}"' if o.description else ""
+        reason = "; ".join(x for x in (o.fact, o.error, requirement) if x)
         lines.append(f"violated: {o.label()}" + (f": {reason}" if reason else ""))
     ok = [o.instruction_id for o in outcomes if o.followed]
     if ok:

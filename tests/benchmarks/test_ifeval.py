@@ -257,3 +257,11 @@ def test_language_detection_is_ready_before_checks_run_side_by_side():
         t.join()
     full = len(detector_factory._factory.langlist)
     assert full > 50 and seen == [(full, "en")] * 8
+
+
+def test_feedback_quotes_the_requirement_next_to_what_the_response_did(bench):
+    # a small lesson writer read "punctuation:no_comma: response contains 4 commas" as "use commas"
+    task = make_task(["punctuation:no_comma"], [{}])
+    line = next(x for x in bench.metric(task, "Red, green, blue.").feedback.splitlines() if x.startswith("violated"))
+    assert line.startswith("violated: punctuation:no_comma: response contains 2 commas; requirement: \"")
+    assert "commas" in line.split("requirement:")[1]

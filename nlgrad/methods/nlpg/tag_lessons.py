@@ -48,7 +48,7 @@ class TagLessonWriter:
         self.skipped: list[dict[str, str]] = []
 
     def write(self, group: FailureGroup, *, other_inputs: list[str], instructions: str) -> Candidate | None:
-        examples = [{"input": clip(i, 500), "output": clip(o, 300), "feedback": clip(feedback_about(f, group.tag), 300)}
+        examples = [{"input": clip(i, 500), "output": clip(o, 300), "feedback": clip(feedback_about(f, group.tag), 400)}
                     for i, o, f in list(zip(group.inputs, group.outputs, group.feedback))[: self.max_examples]]
         messages = self.module.render("", {"route": group.route, "instructions": instructions[:600], "tag": group.tag,
                                            "examples": examples})
