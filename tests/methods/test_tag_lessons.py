@@ -113,3 +113,26 @@ def test_a_rejected_tag_lesson_is_dropped_not_shown_to_the_writer(settings, monk
     assert [h.accepted for h in outcome.state.history] == [False, False]
     dropped = json.loads((tmp_path / "pol/run/iter-0002/aggregate.json").read_text())["dropped"]
     assert [d["reason"] for d in dropped] == [f"repeats a lesson the gate rejected: {useless}"]
+
+
+def test_a_group_no_input_pattern_separates_gets_no_lesson_unless_asked():
+    from nlgrad.methods.nlpg.failure_groups import FailureGroup
+    from nlgrad.methods.nlpg.tag_lessons import TagLessonWriter
+
+    class OneLesson:
+        calls = 0
+
+        def structured(self, role, messages, schema, max_tokens):
+            self.calls += 1
+            return schema(text="Write the whole reply in the language the input names.", when="")
+
+    group = FailureGroup(route="if.respond", tag="missed:language:response_language", task_ids=["a", "b"],
+                         inputs=["Answer in Korean: what is tea?", "Answer in Hindi: what is rain?"],
+                         outputs=["Tea is a drink.", "Rain is water."], feedback=["violated", "violated"])
+    others = ["Answer in Korean: what is snow?", "Answer in Hindi: what is a cat?"]
+    lm = OneLesson()
+    writer = TagLessonWriter(lm)
+    assert writer.write(group, other_inputs=others, instructions="") is None and lm.calls == 0
+    assert "no input pattern separates the group" in writer.skipped[0]["reason"]
+    lesson = writer.write(group, other_inputs=others, instructions="", unconditional=True)
+    assert lesson is not None and lesson.match == [] and lm.calls == 1

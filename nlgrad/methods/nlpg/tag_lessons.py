@@ -47,7 +47,17 @@ class TagLessonWriter:
         self.module = method_module("tag_lesson.j2", "optimizer.tag_lesson")
         self.skipped: list[dict[str, str]] = []
 
-    def write(self, group: FailureGroup, *, other_inputs: list[str], instructions: str) -> Candidate | None:
+    def write(self, group: FailureGroup, *, other_inputs: list[str], instructions: str,
+              unconditional: bool = False) -> Candidate | None:
+        """The group's lesson, or ``None`` (recorded in :attr:`skipped`) when the reply is unusable or, unless
+        ``unconditional``, when no input pattern separates the group from ``other_inputs``: such a lesson would be
+        shown to every input."""
+        patterns = discriminative_patterns(group.inputs, other_inputs)
+        if not patterns and not unconditional:
+            self.skipped.append({"route": group.route, "tag": group.tag, "reason": (
+                "no input pattern separates the group from the batch's other inputs, so its lesson would reach every "
+                "input (method option unconditional_tag_lessons=true writes it anyway)")})
+            return None
         examples = [{"input": clip(i, 500), "output": clip(o, 300), "feedback": clip(feedback_about(f, group.tag), 400)}
                     for i, o, f in list(zip(group.inputs, group.outputs, group.feedback))[: self.max_examples]]
         messages = self.module.render("", {"route": group.route, "instructions": instructions[:600], "tag": group.tag,
@@ -58,7 +68,6 @@ class TagLessonWriter:
             log.warning("lesson for %s / %s skipped: %s", group.route, group.tag, exc)
             self.skipped.append({"route": group.route, "tag": group.tag, "reason": str(exc)[:500]})
             return None
-        patterns = discriminative_patterns(group.inputs, other_inputs)
         note = f"failure tag {group.tag}: {group.support} tasks; condition " + (
             " | ".join(patterns) if patterns else "none (no input pattern separates the group)")
         return Candidate(route=group.route, text=reply.text, when=reply.when, trace_ids=sorted(set(group.task_ids)),
