@@ -136,3 +136,41 @@ def test_a_group_no_input_pattern_separates_gets_no_lesson_unless_asked():
     assert "no input pattern separates the group" in writer.skipped[0]["reason"]
     lesson = writer.write(group, other_inputs=others, instructions="", unconditional=True)
     assert lesson is not None and lesson.match == [] and lm.calls == 1
+
+
+class LoudQuietShout(ShoutBenchmark):
+    """Even tasks are "loud ...", odd ones "quiet ..."; a failure is tagged with its kind."""
+
+    def task(self, split, i, k):
+        task = super().task(split, i, k)
+        kind = "loud" if i % 2 == 0 else "quiet"
+        return type(task)(id=task.id, split=split, inputs={"text": f"{kind} {task.inputs['text']}"},
+                          gold=f"{kind.upper()} {task.gold}")
+
+    def metric(self, task, output, episode=None):
+        result = super().metric(task, output, episode)
+        kind = task.inputs["text"].split()[0]
+        return MetricResult(score=result.score, success=result.success, feedback=result.feedback,
+                            details={"tags": [] if result.success else [f"missed:{kind}"]})
+
+
+def test_each_learned_entry_carries_the_traces_of_its_own_group(settings, monkeypatch, tmp_path):
+    def reply(messages):
+        system, user = messages[0]["content"], messages[-1]["content"]
+        lessons = {"loud": "Write loud text in UPPERCASE letters.",
+                   "quiet": "Quiet inputs still need an UPPERCASE reply, every character."}
+        for kind, lesson in lessons.items():
+            if f"The kind of failure: missed:{kind}" in user:
+                return json.dumps({"text": lesson, "when": ""})
+        return agent_reply(system, user)
+
+    install_fake_lm(monkeypatch, reply)
+    serve_toy(monkeypatch, LoudQuietShout(), ShoutProgram)
+    config = OptimizeConfig(benchmark="shout", iterations=1, batch=12, val=4, test_n=0,
+                            method_options={"tag_groups": True, "critic": False, "similarity": "lexical"})
+    outcome = run_optimize(config, settings, tmp_path / "pol", progress=False)
+    assert outcome.state.history[0].accepted
+    entries = {e.match[0]: e for e in PolicyStore(tmp_path / "pol").load(2).active_entries("shout.say")}
+    assert sorted(entries) == ["loud", "quiet"]
+    parity = {kind: {int(t.rsplit("/", 1)[1]) % 2 for t in entries[kind].provenance.trace_ids} for kind in entries}
+    assert parity == {"loud": {0}, "quiet": {1}}  # loud tasks are the even ones

@@ -192,9 +192,8 @@ class NLPG:
                                                "support_from_feedback": self.support_from_feedback})
         if not ops:
             return Proposal(None, [], None, batch_mean, note="no correction had enough support")
-        trace_ids = sorted({t for op in ops for t in op.trace_ids})
-        candidate, report = apply_update(memory, ops, cfg.bounds,
-                                         UpdateProvenance(source="nlpg", iteration=iteration, trace_ids=trace_ids))
+        # each op carries the traces of its own lesson; the update adds none, so entries do not share them
+        candidate, report = apply_update(memory, ops, cfg.bounds, UpdateProvenance(source="nlpg", iteration=iteration))
         ws.write(iteration, "update.json", {"ops": [op.model_dump() for op in ops],
                                             "report": report.model_dump(mode="json")})
         if not report.changed:
