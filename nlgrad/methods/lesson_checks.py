@@ -4,8 +4,8 @@ An optimizer LM (especially a small one) often "learns" a line that only describ
 number of that task (``copied_instance_details``), or copies a whole observation, response, action or checker message
 (``copied_passage``: "To the North you see a closed plain door.", "take coin", "'synonyms' appears 1 times"), or
 restates the prompt's own instructions, or narrates the runs it was shown (``narrated_runs``: "in the first run, the
-word 'synonyms' appears 0 times"). None generalizes, and a lucky validation draw can let one through the gate, so methods drop such lines before
-they reach it, with the reason recorded in the run's files.
+word 'synonyms' appears 0 times"). None generalizes, and a lucky validation draw can let one through the gate, so
+methods drop such lines before they reach it, with the reason recorded in the run's files.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 INSTANCE_TOKEN = re.compile(r"\b(?:\d[\d,.:/-]*|[A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)*)\b")
 _WORD = re.compile(r"[a-z0-9][a-z0-9']*")
+_PLAIN_WORD = re.compile(r"[a-z][a-z-]*")  # letters and hyphens: a quoted word without its quotes
 QUOTED_WORD = re.compile(r"[\"'‘“]([A-Za-z][A-Za-z-]{2,})[\"'’”]")
 _NARRATION = re.compile(
     r"\b(?:in|for|from) (?:this|that|these|those|the (?:first|second|third|fourth|last|previous|above|given|failed)"
@@ -41,7 +42,7 @@ def instance_tokens(texts_by_doc: dict[str, str], general_text: str) -> set[str]
     general = general_text.lower()
     specific = {tok for tok, docs in seen.items()
                 if len(docs) < 2 and tok not in general and (len(tok) > 1 or tok.isdigit())}
-    for word in quoted - set(re.findall(r"[a-z][a-z-]*", general)):
+    for word in quoted - set(_PLAIN_WORD.findall(general)):
         pattern = re.compile(rf"\b{re.escape(word)}\b", re.I)
         if sum(bool(pattern.search(text)) for text in texts_by_doc.values()) < 2:
             specific.add(f"'{word}'")
@@ -52,9 +53,10 @@ def copied_instance_details(text: str, specific: set[str]) -> list[str]:
     """The task-specific tokens (from :func:`instance_tokens`) that ``text`` contains, sorted; a quoted word counts
     with or without its quotes."""
     found = {m.lower() for m in INSTANCE_TOKEN.findall(text)}
-    words = set(re.findall(r"[a-z0-9][a-z0-9'-]*", text.lower())) | set(re.findall(r"[a-z][a-z-]*", text.lower()))
+    words = set(re.findall(r"[a-z0-9][a-z0-9'-]*", text.lower()))
+    plain = set(_PLAIN_WORD.findall(text.lower()))
     hits = {tok for tok in specific if tok in found or (tok[0].isdigit() and tok in words)
-            or (tok.startswith("'") and tok.strip("'") in words)}
+            or (tok.startswith("'") and tok.strip("'") in plain)}
     return sorted(hits)
 
 

@@ -114,21 +114,25 @@ def aggregate(candidates: list[Candidate], *, min_support: int = 2, instance_spe
     condition."""
     similarity = similarity or LexicalSimilarity()
     report = AggregateReport()
+
+    def drop_reason(cand: Candidate) -> str | None:
+        """The first check ``cand`` fails, in order; later (costlier) checks run only if the earlier pass."""
+        if copied := copied_instance_details(cand.line, instance_specific or set()):
+            return f"copies instance details: {', '.join(copied)}"
+        if narration := narrated_runs(cand.line):
+            return f"narrates the runs instead of stating a lesson: {narration!r}"
+        for text in (rejected or {}).get(cand.route, []):
+            if similarity.similarity(cand.text, text) >= dedupe_threshold:
+                return f"repeats a lesson the gate rejected: {text}"
+        if restated := copied_passage(cand.text, (instructions or {}).get(cand.route, "")):
+            return f"restates the route's own instructions: {restated!r}"
+        return None
+
     general = []
     for cand in candidates:
-        copied = copied_instance_details(cand.line, instance_specific or set())
-        narration = narrated_runs(cand.line)
-        restated = copied_passage(cand.text, (instructions or {}).get(cand.route, ""))
-        repeated = next((text for text in (rejected or {}).get(cand.route, [])
-                         if similarity.similarity(cand.text, text) >= dedupe_threshold), None)
-        if copied:
-            report.drop(cand, f"copies instance details: {', '.join(copied)}")
-        elif narration:
-            report.drop(cand, f"narrates the runs instead of stating a lesson: {narration!r}")
-        elif repeated is not None:
-            report.drop(cand, f"repeats a lesson the gate rejected: {repeated}")
-        elif restated:
-            report.drop(cand, f"restates the route's own instructions: {restated!r}")
+        reason = drop_reason(cand)
+        if reason:
+            report.drop(cand, reason)
         else:
             general.append(cand)
     merged = merge_duplicates(general, similarity, dedupe_threshold)
