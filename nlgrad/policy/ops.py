@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
+from nlgrad.policy.conditions import separate_condition
 from nlgrad.policy.errors import PolicyUpdateError
 from nlgrad.policy.patterns import check_patterns
 from nlgrad.policy.schema import (MAX_TEXT_CHARS, Condition, EntryId, EntryKind, EntryText, RouteName,
@@ -60,6 +61,8 @@ class AddOp(_OpBase):
     @model_validator(mode="after")
     def _bounded_example(self) -> "AddOp":
         check_example_text(self.kind, self.text)
+        if self.kind != EntryKind.example:
+            self.text, self.when = separate_condition(self.text, self.when)
         return self
 
 

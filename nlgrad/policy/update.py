@@ -13,6 +13,7 @@ from typing import Any, Iterable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nlgrad.policy.bounds import DEFAULT_BOUNDS, PolicyBounds
+from nlgrad.policy.conditions import separate_condition
 from nlgrad.policy.errors import PolicyUpdateError
 from nlgrad.policy.memory import PolicyMemory
 from nlgrad.policy.ops import AddOp, DeleteOp, DownvoteOp, EditOp, MergeOp, UpvoteOp, parse_operation
@@ -254,6 +255,8 @@ class _Updater:
         new_text = op.text if op.text is not None else entry.text
         new_when = op.new_when(entry.when)
         new_match = entry.match if op.match is None else op.match
+        if entry.kind != EntryKind.example:
+            new_text, new_when = separate_condition(new_text, new_when)
         if new_text == entry.text and new_when == entry.when and new_match == entry.match:
             self.trim(index, op, "invalid", f"the edit leaves {entry.id} unchanged")
             return
@@ -306,9 +309,13 @@ class _Updater:
         if self.long_example(index, op, first, op.text):
             return
         any_active = any(s.active for s in sources)
+        merged_text = op.text if op.text is not None else first.text
+        merged_when = first.when if op.when is None else clean_when(op.when)
+        if first.kind != EntryKind.example:
+            merged_text, merged_when = separate_condition(merged_text, merged_when)
         merged = first.model_copy(deep=True, update={
-            "text": op.text if op.text is not None else first.text,
-            "when": first.when if op.when is None else clean_when(op.when),
+            "text": merged_text,
+            "when": merged_when,
             "status": EntryStatus.active if any_active else first.status,
         })
         before_tokens = [tok for s in sources if s.active for tok in tokenize(render_line(s))]
