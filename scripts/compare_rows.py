@@ -1,0 +1,117 @@
+"""Per-seed rows of an ``nlgrad compare --out DIR`` folder, machine-readable and as a README table.
+
+    .venv/bin/python scripts/compare_rows.py reports/ifeval-1.5b --command "nlgrad compare ..." \
+        [--rows benchmarks/results/compare.json] [--readme benchmarks/README.md]
+
+One row per finished (method, seed): benchmark, agent, method, seed, n, mean with its 95% CI, the paired difference
+to the same seed's ``none`` with its CI and won/lost counts, rollouts, tokens, optimizing wall time, accepted
+updates, the policy folder and the command. Rows of the same (benchmark, agent, method, seed) replace older ones in
+``--rows``; the table between the ``compare-table`` markers of ``--readme`` is rewritten from every row there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from nlgrad.compare.results import SeedRecord
+from nlgrad.files import replace_block, write_json_atomic
+from nlgrad.stats import bootstrap_ci, paired_difference
+
+ROOT = Path(__file__).resolve().parents[1]
+BEGIN, END = "<!-- compare-table:begin -->", "<!-- compare-table:end -->"
+KEY = ("benchmark", "agent", "method", "seed")
+
+
+def _agent(seed_dir: Path) -> str:
+    identity = seed_dir / "run" / "identity.json"
+    if not identity.exists():
+        return ""
+    return json.loads(identity.read_text(encoding="utf-8"))["roles"]["agent"]["model"]
+
+
+def _ci(estimate) -> list[float]:
+    return [round(estimate.lo, 4), round(estimate.hi, 4)]
+
+
+def rows_of(out: Path, command: str) -> list[dict[str, Any]]:
+    """Rows of every finished (method, seed) under ``out``, paired with the same seed's ``none``."""
+    settings = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    records: dict[tuple[str, int], tuple[SeedRecord, Path]] = {}
+    for path in sorted(out.glob("*/seed*/record.json")):
+        record = SeedRecord.load(path.parent)
+        if record is not None and record.ok:
+            records[(record.method, record.seed)] = (record, path.parent)
+    rows = []
+    for (method, seed), (record, seed_dir) in sorted(records.items(),
+                                                      key=lambda kv: (settings["methods"].index(kv[0][0])
+                                                                      if kv[0][0] in settings["methods"] else 99,
+                                                                      kv[0][1])):
+        task_ids = sorted(record.test)
+        scores = [record.test[t] for t in task_ids]
+        row: dict[str, Any] = {
+            "benchmark": settings["benchmark"], "agent": _agent(seed_dir), "method": method, "seed": seed,
+            "n": len(scores), "mean": round(bootstrap_ci(scores).mean, 4), "ci95": _ci(bootstrap_ci(scores)),
+            "rollouts": record.rollouts, "tokens": record.tokens, "wall_s": round(record.wall_s, 1),
+            "test_wall_s": round(record.test_wall_s, 1), "accepted": record.accepted,
+            "policy_dir": str(seed_dir), "command": command,
+        }
+        none = records.get(("none", seed))
+        if none is not None and method != "none":
+            base = none[0].test
+            shared = [t for t in task_ids if t in base]
+            diff = paired_difference([record.test[t] for t in shared], [base[t] for t in shared])
+            row.update({"vs": "none", "diff": round(diff.mean, 4), "diff_ci95": _ci(diff),
+                        "won": sum(record.test[t] > base[t] for t in shared),
+                        "lost": sum(record.test[t] < base[t] for t in shared)})
+        rows.append(row)
+    return rows
+
+
+def merge(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``old`` with rows of the same key replaced by ``new`` ones (new keys appended, order kept)."""
+    fresh = {tuple(r[k] for k in KEY): r for r in new}
+    kept = [r for r in old if tuple(r[k] for k in KEY) not in fresh]
+    return kept + new
+
+
+def _short_agent(model: str) -> str:
+    return model.rsplit("-", 1)[-1].upper() if model.startswith("local/") else model
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    out = ["| benchmark | agent | method | seed | n | mean [95% CI] | paired diff vs none [95% CI] | won / lost "
+           "| accepted | rollouts | tokens | wall s |",
+           "|---|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        diff = (f"{r['diff']:+.3f} [{r['diff_ci95'][0]:+.3f}, {r['diff_ci95'][1]:+.3f}]" if "diff" in r else "")
+        won = f"{r['won']} / {r['lost']}" if "won" in r else ""
+        out.append(f"| `{r['benchmark']}` | {_short_agent(r['agent'])} | {r['method']} | {r['seed']} | {r['n']} "
+                   f"| {r['mean']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] | {diff} | {won} | {r['accepted']} "
+                   f"| {r['rollouts']} | {r['tokens']} | {r['wall_s']:.0f} |")
+    commands = sorted({r["command"] for r in rows})
+    out += ["", "```bash", *commands, "```"]
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="an nlgrad compare --out folder")
+    parser.add_argument("--command", required=True, help="the nlgrad compare command that wrote it")
+    parser.add_argument("--rows", type=Path, default=ROOT / "benchmarks/results/compare.json")
+    parser.add_argument("--readme", default=str(ROOT / "benchmarks/README.md"), help="'' writes no table")
+    args = parser.parse_args()
+    old = json.loads(args.rows.read_text(encoding="utf-8")) if args.rows.exists() else []
+    rows = merge(old, rows_of(args.out, args.command))
+    write_json_atomic(args.rows, rows)
+    if args.readme:
+        readme = Path(args.readme)
+        readme.write_text(replace_block(readme.read_text(encoding="utf-8"), BEGIN, END, table(rows)), encoding="utf-8")
+    for r in rows:
+        print(r["method"], r["seed"], r["n"], r["mean"], r.get("diff"), r.get("diff_ci95"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""scripts/compare_rows.py: per-seed rows of a compare folder, paired with the same seed's no-policy row."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from nlgrad.compare.results import SeedRecord
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from script_modules import load_script  # noqa: E402
+
+rows_script = load_script("compare_rows")
+
+
+def _record(out: Path, method: str, seed: int, test: dict[str, float], **extra) -> None:
+    seed_dir = out / method / f"seed{seed}"
+    (seed_dir / "run").mkdir(parents=True)
+    (seed_dir / "run" / "identity.json").write_text(json.dumps({"roles": {"agent": {"model": "local/m-1.5b"}}}))
+    SeedRecord(method=method, seed=seed, test=test, **extra).save(seed_dir)
+
+
+def test_rows_pair_each_method_with_the_same_seeds_no_policy(tmp_path):
+    (tmp_path / "compare.json").write_text(json.dumps({"benchmark": "ifeval", "methods": ["none", "nlpg"]}))
+    _record(tmp_path, "none", 0, {"a": 0.0, "b": 1.0, "c": 0.5})
+    _record(tmp_path, "nlpg", 0, {"a": 1.0, "b": 1.0, "c": 0.0}, rollouts=40, tokens=900, accepted=1)
+    _record(tmp_path, "nlpg", 1, {"a": 1.0, "b": 1.0, "c": 1.0})  # no seed-1 none: no paired columns
+    rows = rows_script.rows_of(tmp_path, "nlgrad compare ...")
+    by = {(r["method"], r["seed"]): r for r in rows}
+    assert [(r["method"], r["seed"]) for r in rows] == [("none", 0), ("nlpg", 0), ("nlpg", 1)]
+    nlpg = by[("nlpg", 0)]
+    assert (nlpg["agent"], nlpg["n"], nlpg["won"], nlpg["lost"]) == ("local/m-1.5b", 3, 1, 1)
+    assert abs(nlpg["diff"] - (1.0 - 0.5) / 3) < 1e-3
+    assert (nlpg["rollouts"], nlpg["tokens"], nlpg["accepted"]) == (40, 900, 1)
+    assert "diff" not in by[("nlpg", 1)] and "diff" not in by[("none", 0)]
+    assert "| `ifeval` | 1.5B | nlpg | 0 | 3 |" in rows_script.table(rows)
+
+
+def test_merge_replaces_rows_of_the_same_key_and_keeps_the_rest():
+    old = [{"benchmark": "b", "agent": "x", "method": "none", "seed": 0, "mean": 0.1},
+           {"benchmark": "b", "agent": "x", "method": "nlpg", "seed": 0, "mean": 0.2}]
+    new = [{"benchmark": "b", "agent": "x", "method": "nlpg", "seed": 0, "mean": 0.3}]
+    assert [r["mean"] for r in rows_script.merge(old, new)] == [0.1, 0.3]
