@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
-from nlgrad.policy.conditions import separate_condition
+from nlgrad.policy.condition_split import separate_condition
 from nlgrad.policy.errors import PolicyUpdateError
 from nlgrad.policy.patterns import check_patterns
 from nlgrad.policy.schema import (MAX_TEXT_CHARS, Condition, EntryId, EntryKind, EntryText, RouteName,

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nlgrad.policy.bounds import DEFAULT_BOUNDS, PolicyBounds
-from nlgrad.policy.conditions import separate_condition
+from nlgrad.policy.condition_split import separate_condition
 from nlgrad.policy.errors import PolicyUpdateError
 from nlgrad.policy.memory import PolicyMemory
 from nlgrad.policy.ops import AddOp, DeleteOp, DownvoteOp, EditOp, MergeOp, UpvoteOp, parse_operation

@@ -1,7 +1,7 @@
 """An entry states its condition once: in ``when``, not again at the head of its text or run into its text."""
 
 from nlgrad.policy import PolicyMemory
-from nlgrad.policy.conditions import separate_condition
+from nlgrad.policy.condition_split import separate_condition
 from nlgrad.policy.ops import AddOp
 from nlgrad.policy.render import render_line
 from nlgrad.policy.update import apply_update
