@@ -19,8 +19,8 @@ from nlgrad.policy.schema import SCHEMA_VERSION, EntryKind, EntryStatus, PolicyE
 from nlgrad.policy.similarity import EmbeddingSimilarity, LexicalSimilarity, Similarity
 from nlgrad.policy.store import Manifest, ManifestEntry, PolicyStore, RejectedUpdate, default_policy_dir, load_policy
 from nlgrad.policy.tokens import count_tokens, token_edit_distance, tokenize
-from nlgrad.policy.update import (AppliedOp, MergedDuplicate, TrimmedOp, UpdateProvenance, UpdateReport,
-                                  apply_update)
+from nlgrad.policy.update import apply_update
+from nlgrad.policy.update_report import AppliedOp, MergedDuplicate, TrimmedOp, UpdateProvenance, UpdateReport
 
 __all__ = [
     "SCHEMA_VERSION", "PolicyMemory", "PolicyEntry", "Provenance", "Selection", "EntryKind", "EntryStatus",

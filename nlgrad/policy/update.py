@@ -8,9 +8,9 @@ memory and the same :class:`UpdateReport`. Nothing is silently dropped: every op
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from nlgrad.policy.bounds import DEFAULT_BOUNDS, PolicyBounds
 from nlgrad.policy.condition_split import separate_condition
@@ -22,71 +22,11 @@ from nlgrad.policy.schema import (MAX_EXAMPLE_CHARS, MAX_EXAMPLES_PER_ROUTE, Ent
                                   Provenance, clean_when, id_sort_key)
 from nlgrad.policy.similarity import DEFAULT_SIMILARITY, Similarity
 from nlgrad.policy.tokens import count_tokens, edit_distance, tokenize
+from nlgrad.policy.update_report import (AppliedOp, MergedDuplicate, TrimmedOp, TrimRule, UpdateProvenance,
+                                         UpdateReport)
 
 MAX_TRACE_IDS = 50
 """Provenance keeps at most this many trace ids per entry (the earliest ones)."""
-
-TrimRule = Literal["invalid", "max_ops_per_update", "max_edit_cost", "max_entries_per_route", "max_tokens_per_route",
-                   "max_examples_per_route"]
-
-
-class UpdateProvenance(BaseModel):
-    """Who proposed an update and why: stamped on the entries it creates or revises."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    source: str = Field(default="update", min_length=1, description="method name, e.g. 'nlgrad' or 'human'")
-    iteration: int | None = Field(default=None, ge=0)
-    trace_ids: list[str] = Field(default_factory=list)
-
-
-class AppliedOp(BaseModel):
-    index: int
-    op: dict[str, Any]
-    entry_id: str | None = None
-    cost: int = 0
-    evicted: list[str] = Field(default_factory=list)
-
-
-class TrimmedOp(BaseModel):
-    index: int
-    op: dict[str, Any]
-    rule: TrimRule
-    reason: str
-
-
-class MergedDuplicate(BaseModel):
-    index: int
-    op: dict[str, Any]
-    into: str
-    similarity: float
-
-
-class UpdateReport(BaseModel):
-    applied: list[AppliedOp] = Field(default_factory=list)
-    trimmed: list[TrimmedOp] = Field(default_factory=list)
-    merged_duplicates: list[MergedDuplicate] = Field(default_factory=list)
-    total_cost: int = 0
-    text_ops: int = 0
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.applied or self.merged_duplicates)
-
-    @property
-    def evicted(self) -> list[str]:
-        return [entry_id for applied in self.applied for entry_id in applied.evicted]
-
-    def summary(self) -> str:
-        parts = [f"applied {len(self.applied)} op(s), edit cost {self.total_cost}"]
-        if self.merged_duplicates:
-            parts.append(f"merged {len(self.merged_duplicates)} duplicate add(s)")
-        if self.evicted:
-            parts.append(f"evicted {', '.join(self.evicted)}")
-        if self.trimmed:
-            rules = sorted({t.rule for t in self.trimmed})
-            parts.append(f"trimmed {len(self.trimmed)} op(s) [{', '.join(rules)}]")
-        return "; ".join(parts)
 
 
 def _dump(op: Any) -> dict[str, Any]:

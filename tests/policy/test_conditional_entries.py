@@ -13,7 +13,7 @@ from nlgrad.policy import PolicyMemory, apply_update
 from nlgrad.policy.ops import AddOp, EditOp
 from nlgrad.policy.relevance import EmbeddingSelector, PatternSelector, unmatched_conditions
 from nlgrad.policy.schema import PolicyEntry
-from nlgrad.policy.update import UpdateProvenance
+from nlgrad.policy.update_report import UpdateProvenance
 
 ROUTE = "if.answer"
 
