@@ -4,7 +4,7 @@ program adds nothing of its own.
 Each prompt shows the task, the last action, the latest observation and the environment's valid actions numbered
 in the environment's order (the first ``max_actions`` of them where it lists more, with a note of how many more);
 past steps are compact (observation, action) turns, as in the scaffolded program. The reply is matched to a listed
-action (its list number, the action's text, then the closest text: :func:`match_action`) and that action is played.
+action (its list number, the action's text, then the closest text: :func:`~nlgrad.programs.action_reply.match_action`) and that action is played.
 A reply that matches none is played as written: the environment says what came of it. Where the environment parses
 free text (its observations list ``free_text_verbs``), a reply that starts with one of those verbs and is not a
 listed action's text is also played as written. There is no ranking, hiding, loop breaker, confirmation or game
@@ -19,7 +19,7 @@ from typing import Any
 
 from nlgrad.errors import StepCapReached
 from nlgrad.programs import program_template
-from nlgrad.programs.twx_scaffolded import free_form_action, match_action
+from nlgrad.programs.action_reply import reply_choice
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task
@@ -33,14 +33,9 @@ MAX_REPLY_CHARS = 200  # a reply played as written is cut to this length
 def parse_plain(text: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """The action a reply names, and how: ``number``, ``text`` or ``fuzzy`` (a listed action), ``free`` (an action
     in words that the environment parses, see ``free_verbs``) or ``as written`` (the reply's first line)."""
-    actions: list[str] = inputs["actions"]
-    index, how = match_action(text, actions)
-    if how in ("fuzzy", "none") and inputs.get("free_verbs"):
-        free = free_form_action(text, inputs["free_verbs"])
-        if free is not None:
-            return {"index": None, "action": free, "match": "free"}
-    if index is not None:
-        return {"index": index, "action": actions[index], "match": how}
+    choice = reply_choice(text, inputs["actions"], inputs.get("free_verbs"))
+    if choice["index"] is not None or choice["match"] == "free":
+        return choice
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return {"index": None, "action": (lines[0] if lines else "")[:MAX_REPLY_CHARS], "match": "as written"}
 

@@ -18,7 +18,8 @@ from typing import Any
 
 from nlgrad.errors import StepCapReached
 from nlgrad.programs import program_template
-from nlgrad.programs.twx_scaffolded import note_outcome, parse_choice, pick_action, rank_actions, room_of
+from nlgrad.programs.action_reply import parse_choice
+from nlgrad.programs.twx_scaffolded import note_outcome, pick_action, rank_actions, room_of
 from nlgrad.runtime.context import Output, RunContext
 from nlgrad.runtime.module import Module
 from nlgrad.runtime.protocols import Observation, Task

@@ -6,11 +6,11 @@ scaffolding, is :mod:`nlgrad.programs.react_plain`.
 
 from __future__ import annotations
 
+from nlgrad.programs.action_reply import free_form_action, match_action, match_action_text, parse_choice
 from nlgrad.programs.twx_scaffolded import (CONSUME_PREFIXES, DEFAULT_MAX_ACTIONS, LOW_PRIORITY_PREFIXES, ROUTE,
                                             SOLVE_ROUTE, TWXScaffoldedProgram, TWXScaffoldedTextProgram,
-                                            consumes_unnamed, free_form_action, match_action, match_action_text,
-                                            math_problem, note_outcome, parse_choice, parse_expression, pick_action,
-                                            rank_actions, room_of, shown_actions)
+                                            consumes_unnamed, math_problem, note_outcome, parse_expression,
+                                            pick_action, rank_actions, room_of, shown_actions)
 
 __all__ = ["CONSUME_PREFIXES", "DEFAULT_MAX_ACTIONS", "LOW_PRIORITY_PREFIXES", "ROUTE", "SOLVE_ROUTE",
            "TWXReActProgram", "TWXReActTextProgram", "consumes_unnamed", "free_form_action", "match_action",

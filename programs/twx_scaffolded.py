@@ -49,13 +49,13 @@ that floor. The plain ReAct program (``nlgrad.programs.react_plain``) does none 
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import defaultdict
 from typing import Any
 
 from nlgrad.errors import StepCapReached
 from nlgrad.programs import program_template
+from nlgrad.programs.action_reply import parse_choice
 from nlgrad.programs.calculator import calculate, extract_expression
 from nlgrad.programs.game_knowledge import GameKnowledge, knowledge_for
 from nlgrad.programs.irreversible import (CONFIRM_ROUTE, NONE_OF_THESE, agreed_choice, confirm_orders, family_of,
@@ -68,28 +68,7 @@ from nlgrad.text import clip
 ROUTE = "twx.act"
 SOLVE_ROUTE = "twx.solve"
 DEFAULT_MAX_ACTIONS = 15  # actions listed where neither the caller nor the benchmark bounds the list
-_NUMBER = re.compile(r"\d+")
 _QUANTITY = re.compile(r"\d+(?:\.\d+)?")
-
-
-def _closest(reply: str, lowered: list[str]) -> tuple[int | None, str]:
-    close = difflib.get_close_matches(reply, lowered, n=1, cutoff=0.5)
-    if close:
-        return lowered.index(close[0]), "fuzzy"
-    return None, "none"
-
-
-def match_action(text: str, actions: list[str]) -> tuple[int | None, str]:
-    """Index of the action a reply names, and how it was matched: 'number', 'text', 'fuzzy' or 'none'."""
-    reply = text.strip().lower()
-    number = _NUMBER.search(reply)
-    if number and 1 <= int(number.group()) <= len(actions):
-        return int(number.group()) - 1, "number"
-    lowered = [a.lower() for a in actions]
-    for i, action in enumerate(lowered):
-        if action and action in reply:
-            return i, "text"
-    return _closest(reply, lowered)
 
 
 # Words that say nothing about which object matters. Verbs the task text uses for every object are here too: with
@@ -175,30 +154,6 @@ def shown_actions(ranked: list[dict[str, Any]], max_actions: int, tail: int = 0,
     return [a for a in ranked if id(a) in kept]
 
 
-def free_form_action(text: str, verbs: list[str]) -> str | None:
-    """The reply as an action the environment parses itself (first line, starting with one of ``verbs``), or None."""
-    lines = text.strip().splitlines()
-    reply = " ".join(lines[0].strip().strip("`'\".").split()).lower() if lines else ""
-    reply = re.sub(r"^(action|answer)\s*:\s*", "", reply)
-    return reply if reply and reply.split(" ")[0] in set(verbs) else None
-
-
-def match_action_text(text: str, actions: list[str]) -> tuple[int | None, str]:
-    """Like :func:`match_action` for a reply that should be an action's text: the exact action, else the longest
-    action the reply contains, else a bare list number, else the closest text (a number inside an action's text,
-    e.g. "take 5 apples", is not read as a list position)."""
-    reply = " ".join(text.strip().strip("`'\".").split()).lower()
-    lowered = [a.lower() for a in actions]
-    if reply in lowered:
-        return lowered.index(reply), "text"
-    contained = [i for i, action in enumerate(lowered) if action and action in reply]
-    if contained:
-        return max(contained, key=lambda i: len(lowered[i])), "text"
-    if reply.isdigit() and 1 <= int(reply) <= len(actions):
-        return int(reply) - 1, "number"
-    return _closest(reply, lowered)
-
-
 def math_problem(text: str) -> str:
     """The sentences of ``text`` that carry numbers, when it has two or more numbers (a math problem); else ''."""
     if len(_QUANTITY.findall(text)) < 2:
@@ -209,16 +164,6 @@ def math_problem(text: str) -> str:
 
 def parse_expression(text: str, inputs: dict[str, Any]) -> str:  # noqa: ARG001 - parser signature
     return extract_expression(text)
-
-
-def parse_choice(text: str, inputs: dict[str, Any]) -> dict[str, Any]:
-    actions = [a["text"] for a in inputs["actions"]]
-    index, how = (match_action_text if inputs.get("answer_text") else match_action)(text, actions)
-    if how in ("fuzzy", "none") and inputs.get("free_verbs"):
-        free = free_form_action(text, inputs["free_verbs"])
-        if free is not None:
-            return {"index": None, "action": free, "match": "free"}
-    return {"index": index, "action": actions[index] if index is not None else None, "match": how}
 
 
 def pick_action(ctx: RunContext, choice: Output, actions: list[dict[str, Any]],
@@ -384,7 +329,7 @@ class TWXScaffoldedProgram:
             free = choice.value["action"] if choice.value.get("match") == "free" else None
             if free is not None and not (self.loop_breaker and free in tried[state]
                                          and any(not a["tried"] for a in actions)):
-                action = free  # not a listed action, but the environment parses it (see free_form_action)
+                action = free  # not a listed action, but the environment parses it (see action_reply.free_form_action)
             else:  # (a repeated free-form action is overridden like an unparsable reply)
                 chosen, overridden = pick_action(ctx, choice, actions, self.loop_breaker)
                 overrides += overridden

@@ -19,7 +19,7 @@ from nlgrad.errors import BenchmarkError
 from nlgrad.programs.sciworld_knowledge import (MAX_ACTIONS, ScienceWorldView, destination_words, focus_targets,
                                                 is_reading, next_focus_words, room_of, select_actions,
                                                 settled_by_task)
-from nlgrad.programs.twx_scaffolded import free_form_action, parse_choice
+from nlgrad.programs.action_reply import free_form_action, parse_choice
 from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.protocols import Episode, Observation, Task
 from nlgrad.runtime.registry import load_benchmark, load_program

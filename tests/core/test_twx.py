@@ -7,8 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from nlgrad.programs.twx_scaffolded import (consumes_unnamed, match_action, math_problem, note_outcome,
-                                            pick_action, rank_actions, shown_actions)
+from nlgrad.programs.action_reply import match_action
+from nlgrad.programs.twx_scaffolded import (consumes_unnamed, math_problem, note_outcome, pick_action, rank_actions,
+                                            shown_actions)
 from nlgrad.runtime.context import Output
 from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.registry import load_benchmark, load_program
@@ -182,7 +183,7 @@ def test_human_policy_is_the_games_own_file_when_it_has_one(game, own):
 
 
 def test_text_answers_match_the_action_not_a_number_inside_it():
-    from nlgrad.programs.twx_scaffolded import match_action_text, parse_choice
+    from nlgrad.programs.action_reply import match_action_text, parse_choice
 
     actions = ["take 2 apples", "open door", "open door to west", "move east"]
     assert match_action_text("take 2 apples", actions) == (0, "text")
