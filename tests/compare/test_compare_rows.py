@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from nlgrad.compare.results import SeedRecord
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from script_modules import load_script  # noqa: E402
+from script_modules import load_script
 
 rows_script = load_script("compare_rows")
 
