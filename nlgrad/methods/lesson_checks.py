@@ -4,7 +4,8 @@ An optimizer LM (especially a small one) often "learns" a line that only describ
 number of that task (``copied_instance_details``), or copies a whole observation, response, action or checker message
 (``copied_passage``: "To the North you see a closed plain door.", "take coin", "'synonyms' appears 1 times"), or
 restates the prompt's own instructions, or narrates the runs it was shown (``narrated_runs``: "in the first run, the
-word 'synonyms' appears 0 times"). None generalizes, and a lucky validation draw can let one through the gate, so
+word 'synonyms' appears 0 times"), or gives it a condition about the run rather than the input (``meta_condition``:
+"score == 0.00", a route name). None generalizes, and a lucky validation draw can let one through the gate, so
 methods drop such lines before they reach it, with the reason recorded in the run's files.
 """
 
@@ -84,6 +85,22 @@ def narrated_runs(text: str) -> str:
     """The words by which ``text`` describes the runs it came from ("in the first run", "example 2", "the agent
     failed"), else ``""``: such a line reports what happened instead of saying what to do."""
     found = _NARRATION.search(text)
+    return found.group(0) if found else ""
+
+
+_SCORE_TALK = re.compile(r"\b(?:score|reward)\s*(?:==|!=|<=|>=|=|<|>|is\s+(?:\d|zero|low|high))", re.I)
+
+
+def meta_condition(when: str | None, routes: Iterable[str]) -> str:
+    """What makes a condition about the run instead of the input, else ``""``: a module's route name ("if.respond":
+    the field misread) or the task's score ("score == 0.00"), which no call sees when its entry is rendered."""
+    if not when:
+        return ""
+    lowered = when.lower()
+    for route in routes:
+        if route and route.lower() in lowered:
+            return route
+    found = _SCORE_TALK.search(when)
     return found.group(0) if found else ""
 
 

@@ -237,3 +237,15 @@ def test_support_is_also_credited_from_failed_traces_whose_feedback_says_the_sam
     ops, report = aggregate(credited, min_support=2, similarity=sim)
     assert [op.text for op in ops] == [general.text] and ops[0].trace_ids == ["t1", "t2"]
     assert [d["text"] for d in report.dropped] == [specific.text]
+
+
+def test_a_lesson_conditioned_on_the_run_is_dropped():
+    on_score = Candidate(route="if.respond", text="Answer every part of the request.", when="score == 0.00",
+                         trace_ids=["t1", "t2"])
+    on_route = Candidate(route="if.respond", text="Keep the answer short.", when="if.respond", trace_ids=["t1", "t2"])
+    fine = Candidate(route="if.respond", text="Write no commas at all.", when="the input forbids commas",
+                     trace_ids=["t1", "t2"])
+    ops, report = aggregate([on_score, on_route, fine], min_support=2)
+    assert [op.text for op in ops] == ["Write no commas at all."]
+    assert [d["reason"] for d in report.dropped] == ["its condition is about the run, not the input: 'score =='",
+                                                     "its condition is about the run, not the input: 'if.respond'"]

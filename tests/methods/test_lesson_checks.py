@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from nlgrad.methods.lesson_checks import (copied_instance_details, copied_passage, instance_tokens, lesson_problem,
-                                          narrated_runs, trace_text, workspace_instance_tokens)
+                                          meta_condition, narrated_runs, trace_text, workspace_instance_tokens)
 from nlgrad.methods.rule_pool import ReflectorOp, RulePool, to_policy_ops
 from nlgrad.policy import PolicyMemory
 from nlgrad.runtime.trace import Trace
@@ -98,3 +98,18 @@ def test_a_quoted_word_of_one_task_is_an_instance_detail():
     assert copied_instance_details("Make sure the word synonyms appears often enough.", specific) == ["'synonyms'"]
     assert copied_instance_details("Wrap the title in double angular brackets.", specific) == []
     assert "'synonyms'" not in instance_tokens(docs, 'Never use the word "synonyms".')  # the program's own word
+
+
+def test_conditions_about_the_run_are_named_and_jerp_drops_their_rules():
+    # seen from the 1.5B reflector on ifeval: when "score == 0.00", when "if.respond"
+    assert meta_condition("score == 0.00", ["if.respond"]) == "score =="
+    assert meta_condition("the reward is 0", []) == "reward is 0"
+    assert meta_condition("if.respond", ["if.respond"]) == "if.respond"
+    assert meta_condition("the input asks for a score out of 10", ["if.respond"]) == ""
+    assert meta_condition(None, ["if.respond"]) == ""
+    pool = RulePool(PolicyMemory.model_validate({"program": "p", "routes": {"if.respond": []}}))
+    proposed = [ReflectorOp(op="ADD", route="if.respond", text="Answer in the language asked.", when="score == 0.00"),
+                ReflectorOp(op="ADD", route="if.respond", text="Write no commas at all.", when="commas are forbidden")]
+    ops, dropped = to_policy_ops(proposed, pool, routes=["if.respond"], trace_ids=["t1"])
+    assert [o.text for o in ops] == ["Write no commas at all."]
+    assert dropped[0]["dropped"] == "its condition is about the run, not the input: 'score =='"

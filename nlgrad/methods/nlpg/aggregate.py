@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nlgrad.methods.lesson_checks import copied_instance_details, copied_passage, narrated_runs
+from nlgrad.methods.lesson_checks import copied_instance_details, copied_passage, meta_condition, narrated_runs
 from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.policy import AddOp, EditOp, LexicalSimilarity, Similarity
 
@@ -121,6 +121,8 @@ def aggregate(candidates: list[Candidate], *, min_support: int = 2, instance_spe
             return f"copies instance details: {', '.join(copied)}"
         if narration := narrated_runs(cand.line):
             return f"narrates the runs instead of stating a lesson: {narration!r}"
+        if meta := meta_condition(cand.when, [cand.route, *(instructions or {})]):
+            return f"its condition is about the run, not the input: {meta!r}"
         for text in (rejected or {}).get(cand.route, []):
             if similarity.similarity(cand.text, text) >= dedupe_threshold:
                 return f"repeats a lesson the gate rejected: {text}"
