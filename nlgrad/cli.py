@@ -97,6 +97,10 @@ def optimize_cmd(
     gate_require_ci: Optional[bool] = typer.Option(
         None, "--gate-require-ci/--no-gate-require-ci",
         help="Gate: the 95% CI of the paired difference must exclude 0 (default: required from 30 validation tasks)."),
+    gate_validation: str = typer.Option("first", "--gate-validation",
+                                        help="Gate: 'first' scores every candidate on the first --val dev tasks; "
+                                             "'reach' on the dev tasks whose prompt the candidate changes (at most "
+                                             "--val), for conditional lessons."),
     init_policy: Optional[Path] = typer.Option(None, "--init-policy", help="Start from this policy."),
     budget_calls: Optional[int] = typer.Option(None, "--budget-calls", help="Stop after this many LM calls."),
     budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Stop after this many tokens."),
@@ -125,8 +129,8 @@ def optimize_cmd(
     opt = validated(resolve_config, method=method, benchmark=benchmark, program=program, iterations=iterations,
                     batch=batch, val=val, test_n=test_n, seed=seed, workers=workers, step_cap=step_cap,
                     min_support=min_support, margin=margin, gate_min_wins=gate_min_wins,
-                    gate_require_ci=gate_require_ci, init_policy=str(init_policy) if init_policy else None,
-                    executor=executor, ray_address=ray_address, method_options=options)
+                    gate_require_ci=gate_require_ci, gate_validation=gate_validation,
+                    init_policy=str(init_policy) if init_policy else None, executor=executor, ray_address=ray_address, method_options=options)
     budget = Budget(calls=budget_calls, tokens=budget_tokens, usd=budget_usd, time_s=parse_duration(budget_time))
     outcome = run_optimize(opt, settings, out_dir, budget=budget, console=err, progress=sys.stderr.isatty(),
                            dry_run=dry_run)

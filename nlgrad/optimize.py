@@ -28,7 +28,7 @@ from nlgrad.methods.base import IterationRecord, OptimizeConfig, OptimizeState, 
 from nlgrad.methods.budget import Budget
 from nlgrad.methods.options import check_method_options
 from nlgrad.methods.registry import load_method
-from nlgrad.methods.strategies.acceptance import AcceptanceGate
+from nlgrad.methods.strategies.acceptance import AcceptanceGate, GateDecision
 from nlgrad.methods.strategies.sampler import BatchSampler
 from nlgrad.policy import PolicyMemory, PolicyStore
 from nlgrad.runlock import RunLock
@@ -260,11 +260,7 @@ def _run_locked(config: OptimizeConfig, settings: Settings, out: Path, method, b
                     decision = proposal.gate_decision.to_dict()
                 else:
                     bar_ui.update(bar, status=f"iteration {iteration}: validation gate")
-                    current = ws.rollouts(ws.val_tasks, memory, label=f"val-v{memory.version}", iteration=iteration,
-                                          keep_traces=False)
-                    cand = ws.rollouts(ws.val_tasks, proposal.candidate, label="val-candidate", iteration=iteration,
-                                       keep_traces=False)
-                    decision = ws.gate.decide(cand.scores, current.scores).to_dict()
+                    decision = _gate(ws, memory, proposal.candidate, iteration)
                 record.gate = decision
                 ws.write(iteration, "gate.json", decision)  # before the commit, so a crash after it can be explained
                 scores = {"val": decision["candidate_mean"], "val_parent": decision["current_mean"],
@@ -292,6 +288,18 @@ def _run_locked(config: OptimizeConfig, settings: Settings, out: Path, method, b
     save_state()
     return OptimizeOutcome(state, initial_version, final_version, test, Ledger.from_dict(state.ledger), work_dir,
                            ws.policy_for_task)
+
+
+def _gate(ws: Workspace, memory: PolicyMemory, candidate: PolicyMemory, iteration: int) -> dict[str, Any]:
+    """The shared gate's decision on the validation tasks ``ws.validation`` selects for this candidate."""
+    tasks = ws.validation.select(ws, memory, candidate)
+    if not tasks:
+        return GateDecision.self_selected(None, None, "the candidate changes no validation task's prompt", accept=False,
+                                          validation=ws.validation.name, validation_tasks=0).to_dict()
+    current = ws.rollouts(tasks, memory, label=f"val-v{memory.version}", iteration=iteration, keep_traces=False)
+    cand = ws.rollouts(tasks, candidate, label="val-candidate", iteration=iteration, keep_traces=False)
+    decision = ws.gate.decide(cand.scores, current.scores).to_dict()
+    return {**decision, "validation": ws.validation.name, "validation_tasks": len(tasks)}
 
 
 def _status(record: IterationRecord, ledger: Ledger) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -21,6 +22,7 @@ from nlgrad.files import write_json_atomic
 from nlgrad.lm.client import LM
 from nlgrad.methods.strategies.acceptance import AcceptanceGate, GateDecision, PairedImprovementGate
 from nlgrad.methods.strategies.sampler import BatchSampler, SeededMinibatchSampler
+from nlgrad.methods.strategies.validation import SELECTORS, ValidationTasks
 from nlgrad.policy import PolicyBounds, PolicyMemory, PolicyStore, UpdateReport
 from nlgrad.runtime.executor import Executor, PolicyForTask, RunResult
 from nlgrad.runtime.protocols import Task, step_cap_for
@@ -51,6 +53,7 @@ class OptimizeConfig(BaseModel):
     margin: float = Field(default=0.02, ge=0.0)
     gate_min_wins: int = Field(default=2, ge=1)
     gate_require_ci: bool | None = None  # None: required from AUTO_CI_MIN_TASKS paired tasks
+    gate_validation: Literal["first", "reach"] = "first"  # which dev tasks the gate scores (strategies/validation)
     contrast_successes: int = Field(default=1, ge=0)
     max_diagnose: int = Field(default=6, ge=1)
     bounds: PolicyBounds = Field(default_factory=PolicyBounds)
@@ -62,7 +65,10 @@ class OptimizeConfig(BaseModel):
     def resume_settings(self) -> dict[str, Any]:
         """What must match for a resume: everything (method options included) except test-time-only settings and
         where / how many workers run the episodes."""
-        return self.model_dump(mode="json", exclude={"test_n", "workers", "executor", "ray_address"})
+        exclude = {"test_n", "workers", "executor", "ray_address"}
+        if self.gate_validation == "first":  # the default: runs started before the option existed still resume
+            exclude.add("gate_validation")
+        return self.model_dump(mode="json", exclude=exclude)
 
     def fingerprint(self) -> str:
         data = self.resume_settings()
@@ -133,6 +139,12 @@ class Workspace:
         self.gate: AcceptanceGate = gate if gate is not None else PairedImprovementGate.from_config(config)
         self.train_tasks = guard_not_test(benchmark.tasks("train"))
         self.val_tasks = guard_not_test(benchmark.tasks("dev", config.val))
+        self.validation: ValidationTasks = SELECTORS[config.gate_validation]()
+
+    @cached_property
+    def dev_tasks(self) -> list[Task]:
+        """The whole dev split (the ``reach`` validation selector draws from it)."""
+        return guard_not_test(self.benchmark.tasks("dev"))
 
     def iteration_dir(self, iteration: int) -> Path:
         path = self.work_dir / f"iter-{iteration:04d}"
