@@ -174,3 +174,17 @@ def test_each_learned_entry_carries_the_traces_of_its_own_group(settings, monkey
     assert sorted(entries) == ["loud", "quiet"]
     parity = {kind: {int(t.rsplit("/", 1)[1]) % 2 for t in entries[kind].provenance.trace_ids} for kind in entries}
     assert parity == {"loud": {0}, "quiet": {1}}  # loud tasks are the even ones
+
+
+def test_a_long_or_run_related_condition_from_the_writer_is_dropped_with_a_note():
+    from nlgrad.methods.nlpg.tag_lessons import usable_condition
+
+    assert usable_condition("the input forbids commas", "if.respond") == ("the input forbids commas", "")
+    # seen from the 1.5B on ifeval: a second lesson run into the condition, and a condition on the score
+    long_when = ("you are writing a response to an input that asks for a lowercase response, make sure to follow "
+                 "this lesson.")
+    when, note = usable_condition(long_when, "if.respond")
+    assert when is None and note.startswith("condition text dropped (over 15 words)")
+    when, note = usable_condition("score == 0.00", "if.respond")
+    assert when is None and "about the run" in note
+    assert usable_condition(None, "if.respond") == (None, "")

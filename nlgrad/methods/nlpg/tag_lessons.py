@@ -13,6 +13,7 @@ import logging
 from pydantic import BaseModel, Field, field_validator
 
 from nlgrad.errors import LMCallError, StructuredOutputError
+from nlgrad.methods.lesson_checks import meta_condition
 from nlgrad.methods.nlpg.failure_groups import FailureGroup, discriminative_patterns
 from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.methods.prompts import method_module
@@ -20,6 +21,21 @@ from nlgrad.methods.reply_fields import squash_or_none
 from nlgrad.text import clip
 
 log = logging.getLogger(__name__)
+
+MAX_CONDITION_WORDS = 15  # a longer "when" from the writer is a second lesson or a paraphrase of the inputs
+
+
+def usable_condition(when: str | None, route: str) -> tuple[str | None, str]:
+    """The writer's ``when`` if it reads as a condition, else ``None`` and why. A tag lesson's reach is its
+    ``match`` patterns either way; ``when`` only says in words where it applies, so a long or run-related one
+    ("score == 0.00", "..., make sure to follow this lesson") is dropped rather than rendered."""
+    if not when:
+        return None, ""
+    if len(when.split()) > MAX_CONDITION_WORDS:
+        return None, f"condition text dropped (over {MAX_CONDITION_WORDS} words): {when}"
+    if meta := meta_condition(when, [route]):
+        return None, f"condition text dropped (about the run, not the input: {meta!r}): {when}"
+    return when, ""
 
 
 class TagLesson(BaseModel):
@@ -70,5 +86,6 @@ class TagLessonWriter:
             return None
         note = f"failure tag {group.tag}: {group.support} tasks; condition " + (
             " | ".join(patterns) if patterns else "none (no input pattern separates the group)")
-        return Candidate(route=group.route, text=reply.text, when=reply.when, trace_ids=sorted(set(group.task_ids)),
-                         notes=[note], match=patterns)
+        when, dropped = usable_condition(reply.when, group.route)
+        return Candidate(route=group.route, text=reply.text, when=when, trace_ids=sorted(set(group.task_ids)),
+                         notes=[note, dropped] if dropped else [note], match=patterns)
