@@ -291,15 +291,15 @@ def _run_locked(config: OptimizeConfig, settings: Settings, out: Path, method, b
 
 
 def _gate(ws: Workspace, memory: PolicyMemory, candidate: PolicyMemory, iteration: int) -> dict[str, Any]:
-    """The shared gate's decision on the validation tasks ``ws.validation`` selects for this candidate."""
-    tasks = ws.validation.select(ws, memory, candidate)
+    """The shared gate's decision on the validation tasks ``ws.validation_tasks`` selects for this candidate."""
+    selector, tasks = ws.validation_tasks(memory, candidate)
     if not tasks:
         return GateDecision.self_selected(None, None, "the candidate changes no validation task's prompt", accept=False,
-                                          validation=ws.validation.name, validation_tasks=0).to_dict()
+                                          validation=selector, validation_tasks=0).to_dict()
     current = ws.rollouts(tasks, memory, label=f"val-v{memory.version}", iteration=iteration, keep_traces=False)
     cand = ws.rollouts(tasks, candidate, label="val-candidate", iteration=iteration, keep_traces=False)
     decision = ws.gate.decide(cand.scores, current.scores).to_dict()
-    return {**decision, "validation": ws.validation.name, "validation_tasks": len(tasks)}
+    return {**decision, "validation": selector, "validation_tasks": len(tasks)}
 
 
 def _status(record: IterationRecord, ledger: Ledger) -> str:

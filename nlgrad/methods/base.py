@@ -146,6 +146,16 @@ class Workspace:
         """The whole dev split (the ``reach`` validation selector draws from it)."""
         return guard_not_test(self.benchmark.tasks("dev"))
 
+    def validation_tasks(self, current: PolicyMemory, candidate: PolicyMemory) -> tuple[str, list[Task]]:
+        """The selector's name and the dev tasks the shared gate scores ``candidate`` and ``current`` on
+        (``self.validation`` selects them). A method that gives each task its own view of the policy
+        (``policy_for_task``: JERP's retrieval) gets the first ``--val``: reach would need that view."""
+        if self.policy_for_task is not None:
+            return "first", self.val_tasks
+        return self.validation.name, self.validation.select(
+            current, candidate, first=self.val_tasks, dev=lambda: self.dev_tasks, routes=list(self.program.routes),
+            limit=self.config.val)
+
     def iteration_dir(self, iteration: int) -> Path:
         path = self.work_dir / f"iter-{iteration:04d}"
         path.mkdir(parents=True, exist_ok=True)

@@ -72,3 +72,23 @@ def test_the_default_selector_leaves_earlier_runs_resumable_and_a_bad_one_is_nam
     with pytest.raises(ConfigError, match="'first' or 'reach'") as err:
         validated(OptimizeConfig, **base, gate_validation="everything")
     assert err.value.field == "--gate-validation"
+
+
+class UnreachableUpper(NoPolicy):
+    name = "unreachable_upper"
+
+    def propose(self, ws, memory, iteration):
+        op = AddOp(route="shout.say", text=UPPER_RULE, match=["999"])  # no dev input says "999"
+        candidate, report = apply_update(memory, [op])
+        return Proposal(candidate, ops=[op], report=report)
+
+
+def test_a_candidate_that_reaches_no_dev_task_is_rejected_without_rollouts(settings, fake_world, shout, tmp_path,
+                                                                           monkeypatch):
+    monkeypatch.setitem(CATALOG, "unreachable_upper", f"{__name__}:UnreachableUpper")
+    config = OptimizeConfig(benchmark="shout", method="unreachable_upper", iterations=1, batch=2, val=4, test_n=0,
+                            gate_validation="reach")
+    outcome = run_optimize(config, settings, tmp_path / "pol", progress=False)
+    gate = outcome.state.history[0].gate
+    assert not gate["accept"] and gate["reason"] == "the candidate changes no validation task's prompt"
+    assert gate["validation_tasks"] == 0 and not (tmp_path / "pol" / "run" / "iter-0001" / "val-candidate").exists()

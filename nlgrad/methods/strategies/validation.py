@@ -12,22 +12,23 @@ differs between the current and the candidate policy on some route; the input is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Protocol
+from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from nlgrad.runtime.protocols import Task
 
 if TYPE_CHECKING:
-    from nlgrad.methods.base import Workspace
     from nlgrad.policy import PolicyMemory
 
 
 class ValidationTasks(Protocol):
     """Contract: the dev tasks (never test tasks) to score ``current`` and ``candidate`` on, the same for both, and
-    deterministic for the same policies."""
+    deterministic for the same policies. ``first`` is the first ``limit`` dev tasks, ``dev`` gives the whole dev
+    split (called only by a selector that needs it), ``routes`` are the program's routes."""
 
     name: str
 
-    def select(self, ws: "Workspace", current: "PolicyMemory", candidate: "PolicyMemory") -> list[Task]: ...
+    def select(self, current: "PolicyMemory", candidate: "PolicyMemory", *, first: list[Task],
+               dev: Callable[[], list[Task]], routes: list[str], limit: int) -> list[Task]: ...
 
 
 def task_text(task: Task) -> str:
@@ -46,23 +47,19 @@ class FirstDevTasks:
 
     name = "first"
 
-    def select(self, ws: "Workspace", current: "PolicyMemory", candidate: "PolicyMemory") -> list[Task]:
-        return ws.val_tasks
+    def select(self, current: "PolicyMemory", candidate: "PolicyMemory", *, first: list[Task],
+               dev: Callable[[], list[Task]], routes: list[str], limit: int) -> list[Task]:
+        return first
 
 
 class ReachedDevTasks:
-    """The dev tasks whose prompt the candidate changes, at most ``--val`` of them, in dev order. A method that
-    gives each task its own view of the policy (``ws.policy_for_task``, JERP's retrieval) gets the first ``--val``
-    instead: reach would need that view."""
+    """The dev tasks whose prompt the candidate changes, at most ``limit`` of them, in dev order."""
 
     name = "reach"
 
-    def select(self, ws: "Workspace", current: "PolicyMemory", candidate: "PolicyMemory") -> list[Task]:
-        if ws.policy_for_task is not None:
-            return ws.val_tasks
-        routes = list(ws.program.routes)
-        reached = [t for t in ws.dev_tasks if reaches(current, candidate, t, routes)]
-        return reached[: ws.config.val]
+    def select(self, current: "PolicyMemory", candidate: "PolicyMemory", *, first: list[Task],
+               dev: Callable[[], list[Task]], routes: list[str], limit: int) -> list[Task]:
+        return [t for t in dev() if reaches(current, candidate, t, routes)][:limit]
 
 
 SELECTORS: dict[str, type] = {"first": FirstDevTasks, "reach": ReachedDevTasks}
