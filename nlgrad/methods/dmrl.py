@@ -284,7 +284,8 @@ class DMRL:
         editor = self._editor(ws)
         samples = editor.propose(request, self.group_size)
 
-        specific = workspace_instance_tokens(ws, rollouts.traces.values(), general_text=request.instructions)
+        specific = workspace_instance_tokens(ws, rollouts.traces.values(), results=rollouts.results,
+                                             general_text=request.instructions)
         cosine = self._cosine()
         candidates, rows, seen = [], [], set()
         for i, sample in enumerate(samples):

@@ -204,7 +204,8 @@ class JERP:
 
         reflected, dropped = [], []
         instructions = [route_instructions(ws.program, r) for r in ws.program.routes] if self.check_lessons else []
-        specific = workspace_instance_tokens(ws, rollouts.traces.values(), general_text=" ".join(instructions)) \
+        specific = workspace_instance_tokens(ws, rollouts.traces.values(), results=rollouts.results,
+                                             general_text=" ".join(instructions)) \
             if self.check_lessons else set()
         failures = sorted((r for r in rollouts.results if not r.success and not r.error
                            and r.task_id in rollouts.traces), key=lambda r: (r.score, r.task_id))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     from nlgrad.methods.base import Workspace
+    from nlgrad.runtime.executor import TaskResult
     from nlgrad.runtime.trace import Trace
 
 INSTANCE_TOKEN = re.compile(r"\b(?:\d[\d,.:/-]*|[A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)*)\b")
@@ -154,14 +155,18 @@ def lesson_source(trace: "Trace | None", feedback: str | None, shown: Iterable[s
     return " ".join([trace_text(trace, outputs=True) if trace is not None else "", feedback or "", *map(str, shown)])
 
 
-def workspace_instance_tokens(ws: "Workspace", traces: Iterable["Trace"], *, general_text: str | None = None
-                              ) -> set[str]:
-    """:func:`instance_tokens` over the workspace's train task inputs and these traces, one document per task (a
-    task's input and its trace are one document, so a name that only that task has counts once); the general text
-    defaults to the instructions of every route of the program."""
+def workspace_instance_tokens(ws: "Workspace", traces: Iterable["Trace"], *, results: Iterable["TaskResult"] = (),
+                              general_text: str | None = None) -> set[str]:
+    """:func:`instance_tokens` over the workspace's train task inputs, these traces and the metric feedback of these
+    results, one document per task (a task's input, trace and feedback are one document, so a name that only that
+    task has counts once; a number only its feedback states, "response has 336 words", is that task's too); the
+    general text defaults to the instructions of every route of the program."""
     docs = {t.id: str(t.inputs) for t in ws.train_tasks}
     for trace in traces:
         docs[trace.task_id] = f"{docs.get(trace.task_id, '')} {trace_text(trace)}"
+    for result in results:
+        if result.feedback:
+            docs[result.task_id] = f"{docs.get(result.task_id, '')} {result.feedback}"
     if general_text is None:
         general_text = " ".join(route_instructions(ws.program, r) for r in ws.program.routes)
     return instance_tokens(docs, general_text)

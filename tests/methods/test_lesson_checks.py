@@ -63,6 +63,13 @@ def test_a_task_and_its_trace_are_one_document():
     specific = workspace_instance_tokens(ws, traces, general_text="")
     assert {"gujarat", "kyoto"} <= specific and "400" not in specific  # 400 is in two tasks
     assert copied_instance_details("Add a comma after Gujarat in the haiku.", specific) == ["gujarat"]
+    # a number only one task's feedback states is that task's ("at least 336 words" from the 1.5B on ifeval)
+    results = [SimpleNamespace(task_id="t1", feedback="violated: number_words: response has 336 words"),
+               SimpleNamespace(task_id="t2", feedback="violated: number_words: response has 120 words"),
+               SimpleNamespace(task_id="t0", feedback=None)]
+    with_feedback = workspace_instance_tokens(ws, traces, results=results, general_text="")
+    assert {"336", "120"} <= with_feedback and "336" not in specific
+    assert copied_instance_details("Always write at least 336 words.", with_feedback) == ["336"]
 
 
 def test_jerp_drops_copied_rules_before_they_reach_the_pool():

@@ -174,7 +174,7 @@ class NLPG:
         if self.tag_groups:  # tag lessons lead: a critic correction that paraphrases one merges into it
             candidates = self.tag_lessons(ws, rollouts, instructions, iteration) + candidates
 
-        specific = workspace_instance_tokens(ws, rollouts.traces.values(),
+        specific = workspace_instance_tokens(ws, rollouts.traces.values(), results=rollouts.results,
                                              general_text=" ".join(instructions.values()))
         if self.abstract:
             # general lessons lead, so a specific near-duplicate merges into the general wording, not the reverse
