@@ -59,7 +59,7 @@ class AddOp(_OpBase):
         return check_patterns(value)
 
     @model_validator(mode="after")
-    def _bounded_example(self) -> "AddOp":
+    def _bounded_example_and_condition_stated_once(self) -> "AddOp":
         check_example_text(self.kind, self.text)
         if self.kind != EntryKind.example:
             self.text, self.when = separate_condition(self.text, self.when)
