@@ -171,8 +171,8 @@ class JERP:
         # the reflector copies the reference too; restating the prompt's own instructions teaches nothing either
         shown = [reference["task"], *reference["lines"]] if reference else []
         source = lesson_source(trace, result.feedback, [*shown, *instructions])
-        check = (lambda text: lesson_problem(text, specific=specific or set(), source=source)) \
-            if self.check_lessons else None
+        check = (lambda text: lesson_problem(text, specific=specific or set(), source=source,
+                                             instructions=" ".join(instructions))) if self.check_lessons else None
         return to_policy_ops(reply.ops[: self.max_ops], pool, routes=routes, trace_ids=[result.task_id],
                              default_route=routes[0] if len(routes) == 1 else None, text_problem=check)
 

@@ -12,6 +12,8 @@ methods drop such lines before they reach it, with the reason recorded in the ru
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections import Counter
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
@@ -105,9 +107,24 @@ def meta_condition(when: str | None, routes: Iterable[str]) -> str:
     return found.group(0) if found else ""
 
 
-def lesson_problem(text: str, *, specific: set[str], source: str) -> str | None:
-    """Why ``text`` is not a reusable lesson (copied instance details, a narration of the runs, or a copied passage
-    of ``source``), else ``None``."""
+def script_of(text: str) -> str:
+    """The writing system most of ``text``'s letters belong to ("LATIN", "DEVANAGARI", "CJK", ...), or ``""``."""
+    scripts = Counter(unicodedata.name(ch, "?").split(" ")[0] for ch in text if ch.isalpha())
+    return scripts.most_common(1)[0][0] if scripts else ""
+
+
+def foreign_script(text: str, instructions: str) -> str:
+    """The script ``text`` is written in when it is not that of the program's ``instructions`` (a 1.5B reflector
+    wrote a garbled Devanagari fragment as an English program's rule), else ``""``."""
+    own, theirs = script_of(text), script_of(instructions)
+    return own if own and theirs and own != theirs else ""
+
+
+def lesson_problem(text: str, *, specific: set[str], source: str, instructions: str = "") -> str | None:
+    """Why ``text`` is not a reusable lesson (written in another script than the program's ``instructions``, copied
+    instance details, a narration of the runs, or a copied passage of ``source``), else ``None``."""
+    if script := foreign_script(text, instructions):
+        return f"written in {script.lower()} script, not in the language of the program's instructions"
     copied = copied_instance_details(text, specific)
     if copied:
         return f"copies instance details: {', '.join(copied)}"

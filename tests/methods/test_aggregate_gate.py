@@ -249,3 +249,12 @@ def test_a_lesson_conditioned_on_the_run_is_dropped():
     assert [op.text for op in ops] == ["Write no commas at all."]
     assert [d["reason"] for d in report.dropped] == ["its condition is about the run, not the input: 'score =='",
                                                      "its condition is about the run, not the input: 'if.respond'"]
+
+
+def test_a_lesson_in_another_script_than_the_instructions_is_dropped():
+    garbled = Candidate(route="if.respond", text="कौच्य-श्रेन्... सदा", when=None, trace_ids=["t1", "t2"])
+    fine = Candidate(route="if.respond", text="Write no commas at all.", when=None, trace_ids=["t1", "t2"])
+    ops, report = aggregate([garbled, fine], min_support=2, instructions={"if.respond": "Follow the request."})
+    assert [op.text for op in ops] == ["Write no commas at all."]
+    assert report.dropped[0]["reason"] == "written in devanagari script, not in the language of the program's " \
+                                          "instructions"

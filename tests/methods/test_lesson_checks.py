@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from nlgrad.methods.lesson_checks import (copied_instance_details, copied_passage, instance_tokens, lesson_problem,
-                                          meta_condition, narrated_runs, trace_text, workspace_instance_tokens)
+from nlgrad.methods.lesson_checks import (copied_instance_details, copied_passage, foreign_script, instance_tokens,
+                                          lesson_problem, meta_condition, narrated_runs, script_of, trace_text,
+                                          workspace_instance_tokens)
 from nlgrad.methods.rule_pool import ReflectorOp, RulePool, to_policy_ops
 from nlgrad.policy import PolicyMemory
 from nlgrad.runtime.trace import Trace
@@ -120,3 +121,14 @@ def test_conditions_about_the_run_are_named_and_jerp_drops_their_rules():
     ops, dropped = to_policy_ops(proposed, pool, routes=["if.respond"], trace_ids=["t1"])
     assert [o.text for o in ops] == ["Write no commas at all."]
     assert dropped[0]["dropped"] == "its condition is about the run, not the input: 'score =='"
+
+
+def test_a_rule_in_another_script_than_the_instructions_is_not_a_lesson():
+    # seen from the 1.5B JERP reflector on ifeval: a garbled Devanagari fragment, accepted by a lucky gate
+    instructions = "Follow every instruction in the request exactly."
+    assert script_of("कौच्य-श्रेन्...") == "DEVANAGARI" and script_of("Use no commas.") == "LATIN"
+    assert lesson_problem("कौच्य-श्रेन्...", specific=set(), source="", instructions=instructions) == \
+        "written in devanagari script, not in the language of the program's instructions"
+    assert lesson_problem("Write the whole answer in Hindi when asked.", specific=set(), source="",
+                          instructions=instructions) is None
+    assert foreign_script("कौच्य-श्रेन्...", "") == ""  # no instructions known: no verdict

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nlgrad.methods.lesson_checks import copied_instance_details, copied_passage, meta_condition, narrated_runs
+from nlgrad.methods.lesson_checks import (copied_instance_details, copied_passage, foreign_script, meta_condition,
+                                          narrated_runs)
 from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.policy import AddOp, EditOp, LexicalSimilarity, Similarity
 
@@ -117,6 +118,8 @@ def aggregate(candidates: list[Candidate], *, min_support: int = 2, instance_spe
 
     def drop_reason(cand: Candidate) -> str | None:
         """The first check ``cand`` fails, in order; later (costlier) checks run only if the earlier pass."""
+        if script := foreign_script(cand.line, (instructions or {}).get(cand.route, "")):
+            return f"written in {script.lower()} script, not in the language of the program's instructions"
         if copied := copied_instance_details(cand.line, instance_specific or set()):
             return f"copies instance details: {', '.join(copied)}"
         if narration := narrated_runs(cand.line):
