@@ -120,11 +120,23 @@ def foreign_script(text: str, instructions: str) -> str:
     return own if own and theirs and own != theirs else ""
 
 
+def script_problem(text: str, instructions: str) -> str | None:
+    """Why ``text`` is no lesson for a program with these ``instructions`` (:func:`foreign_script`), else ``None``."""
+    script = foreign_script(text, instructions)
+    return f"written in {script.lower()} script, not in the language of the program's instructions" if script else None
+
+
+def condition_problem(when: str | None, routes: Iterable[str]) -> str | None:
+    """Why ``when`` is no condition on the input (:func:`meta_condition`), else ``None``."""
+    meta = meta_condition(when, routes)
+    return f"its condition is about the run, not the input: {meta!r}" if meta else None
+
+
 def lesson_problem(text: str, *, specific: set[str], source: str, instructions: str = "") -> str | None:
     """Why ``text`` is not a reusable lesson (written in another script than the program's ``instructions``, copied
     instance details, a narration of the runs, or a copied passage of ``source``), else ``None``."""
-    if script := foreign_script(text, instructions):
-        return f"written in {script.lower()} script, not in the language of the program's instructions"
+    if problem := script_problem(text, instructions):
+        return problem
     copied = copied_instance_details(text, specific)
     if copied:
         return f"copies instance details: {', '.join(copied)}"

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Literal
 from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 
 from nlgrad.files import write_json_atomic
-from nlgrad.methods.lesson_checks import meta_condition
+from nlgrad.methods.lesson_checks import condition_problem
 from nlgrad.methods.reply_fields import squash_or_none
 from nlgrad.policy import (AddOp, DeleteOp, DownvoteOp, EditOp, EntryKind, MergeOp, PolicyBounds, PolicyMemory,
                            UpdateProvenance, UpdateReport, UpvoteOp, apply_update)
@@ -165,8 +165,8 @@ def to_policy_ops(proposed: Iterable[ReflectorOp], pool: RulePool, *, routes: li
         reason = f"JERP reflector: {op.reason}".strip(": ")
         problem = text_problem(op.text) if text_problem and op.op in ("ADD", "EDIT", "MERGE") \
             and not is_placeholder(op.text) else None
-        if not problem and op.op in ("ADD", "EDIT", "MERGE") and (meta := meta_condition(op.when, routes)):
-            problem = f"its condition is about the run, not the input: {meta!r}"
+        if not problem and op.op in ("ADD", "EDIT", "MERGE"):
+            problem = condition_problem(op.when, routes)
         if problem:
             drop(op, problem)
             continue

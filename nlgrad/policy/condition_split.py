@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from nlgrad.policy.schema import EntryKind
+
 _LEAD = re.compile(r"^(?:when|if)\s+", re.IGNORECASE)
 _SEPARATORS = " ,;:.-"
 _PROBE_CHARS = 40  # how much of the text's head must reappear inside the condition to count as a run-on
@@ -56,9 +58,11 @@ def _without_run_on(when: str, text: str) -> str:
     return head or when
 
 
-def separate_condition(text: str, when: str | None) -> tuple[str, str | None]:
-    """Return ``(text, when)`` with the condition stated once, in ``when``."""
-    if not when:
+def separate_condition(text: str, when: str | None, kind: EntryKind = EntryKind.correction
+                       ) -> tuple[str, str | None]:
+    """Return ``(text, when)`` with the condition stated once, in ``when``. An ``example`` entry's text is a worked
+    input -> output and is returned as it is."""
+    if not when or kind == EntryKind.example:
         return text, when
     when = _without_run_on(when, text)
     return _without_repeated_lead(text, when), when

@@ -61,8 +61,7 @@ class AddOp(_OpBase):
     @model_validator(mode="after")
     def _bounded_example_and_condition_stated_once(self) -> "AddOp":
         check_example_text(self.kind, self.text)
-        if self.kind != EntryKind.example:
-            self.text, self.when = separate_condition(self.text, self.when)
+        self.text, self.when = separate_condition(self.text, self.when, self.kind)
         return self
 
 

@@ -195,8 +195,7 @@ class _Updater:
         new_text = op.text if op.text is not None else entry.text
         new_when = op.new_when(entry.when)
         new_match = entry.match if op.match is None else op.match
-        if entry.kind != EntryKind.example:
-            new_text, new_when = separate_condition(new_text, new_when)
+        new_text, new_when = separate_condition(new_text, new_when, entry.kind)
         if new_text == entry.text and new_when == entry.when and new_match == entry.match:
             self.trim(index, op, "invalid", f"the edit leaves {entry.id} unchanged")
             return
@@ -249,10 +248,9 @@ class _Updater:
         if self.long_example(index, op, first, op.text):
             return
         any_active = any(s.active for s in sources)
-        merged_text = op.text if op.text is not None else first.text
-        merged_when = first.when if op.when is None else clean_when(op.when)
-        if first.kind != EntryKind.example:
-            merged_text, merged_when = separate_condition(merged_text, merged_when)
+        merged_text, merged_when = separate_condition(op.text if op.text is not None else first.text,
+                                                      first.when if op.when is None else clean_when(op.when),
+                                                      first.kind)
         merged = first.model_copy(deep=True, update={
             "text": merged_text,
             "when": merged_when,

@@ -42,3 +42,10 @@ def test_edit_that_runs_the_text_into_the_condition_keeps_them_apart():
     new, _report = apply_update(memory, [edit])
     [entry] = new.by_route["if.respond"]
     assert (entry.text, entry.when) == (lesson, "the task forbids commas")
+
+
+def test_an_example_entry_keeps_its_worked_text():
+    from nlgrad.policy.schema import EntryKind
+
+    worked = "When writing a song, input: a song -> output: la la"
+    assert separate_condition(worked, "writing a song", EntryKind.example) == (worked, "writing a song")

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nlgrad.methods.lesson_checks import (copied_instance_details, copied_passage, foreign_script, meta_condition,
-                                          narrated_runs)
+from nlgrad.methods.lesson_checks import (condition_problem, copied_instance_details, copied_passage, narrated_runs,
+                                          script_problem)
 from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.policy import AddOp, EditOp, LexicalSimilarity, Similarity
 
@@ -118,14 +118,14 @@ def aggregate(candidates: list[Candidate], *, min_support: int = 2, instance_spe
 
     def drop_reason(cand: Candidate) -> str | None:
         """The first check ``cand`` fails, in order; later (costlier) checks run only if the earlier pass."""
-        if script := foreign_script(cand.line, (instructions or {}).get(cand.route, "")):
-            return f"written in {script.lower()} script, not in the language of the program's instructions"
+        if problem := script_problem(cand.line, (instructions or {}).get(cand.route, "")):
+            return problem
         if copied := copied_instance_details(cand.line, instance_specific or set()):
             return f"copies instance details: {', '.join(copied)}"
         if narration := narrated_runs(cand.line):
             return f"narrates the runs instead of stating a lesson: {narration!r}"
-        if meta := meta_condition(cand.when, [cand.route, *(instructions or {})]):
-            return f"its condition is about the run, not the input: {meta!r}"
+        if problem := condition_problem(cand.when, [cand.route, *(instructions or {})]):
+            return problem
         for text in (rejected or {}).get(cand.route, []):
             if similarity.similarity(cand.text, text) >= dedupe_threshold:
                 return f"repeats a lesson the gate rejected: {text}"
