@@ -38,6 +38,15 @@ def bootstrap_ci(values: list[float], *, resamples: int = 2000, level: float = 0
     return Estimate(n, mean, lo, hi)
 
 
+def paired_comparison(candidate: dict[str, float], baseline: dict[str, float]) -> dict:
+    """Per-item scores of a candidate against a baseline over the items both have (in sorted order): the mean paired
+    difference and its 95% CI (rounded to 4 places), and how many items it won and lost."""
+    ids = sorted(set(candidate) & set(baseline))
+    diff = paired_difference([candidate[i] for i in ids], [baseline[i] for i in ids])
+    return {"diff": round(diff.mean, 4), "diff_ci95": [round(diff.lo, 4), round(diff.hi, 4)],
+            "won": sum(candidate[i] > baseline[i] for i in ids), "lost": sum(candidate[i] < baseline[i] for i in ids)}
+
+
 def paired_difference(candidate: list[float], baseline: list[float], **kwargs) -> Estimate:
     """Mean of candidate[i] - baseline[i] over paired items, with a bootstrap CI."""
     if len(candidate) != len(baseline):

@@ -18,7 +18,7 @@ from typing import Any
 
 from nlgrad.compare.results import SeedRecord
 from nlgrad.files import replace_block, write_json_atomic
-from nlgrad.stats import bootstrap_ci, paired_difference
+from nlgrad.stats import bootstrap_ci, paired_comparison
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- compare-table:begin -->", "<!-- compare-table:end -->"
@@ -45,27 +45,20 @@ def rows_of(out: Path, command: str) -> list[dict[str, Any]]:
         if record is not None and record.ok:
             records[(record.method, record.seed)] = (record, path.parent)
     rows = []
+    order = {method: i for i, method in enumerate(settings["methods"])}
     for (method, seed), (record, seed_dir) in sorted(records.items(),
-                                                      key=lambda kv: (settings["methods"].index(kv[0][0])
-                                                                      if kv[0][0] in settings["methods"] else 99,
-                                                                      kv[0][1])):
-        task_ids = sorted(record.test)
-        scores = [record.test[t] for t in task_ids]
+                                                      key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][1])):
+        estimate = bootstrap_ci([record.test[t] for t in sorted(record.test)])
         row: dict[str, Any] = {
             "benchmark": settings["benchmark"], "agent": _agent(seed_dir), "method": method, "seed": seed,
-            "n": len(scores), "mean": round(bootstrap_ci(scores).mean, 4), "ci95": _ci(bootstrap_ci(scores)),
+            "n": estimate.n, "mean": round(estimate.mean, 4), "ci95": _ci(estimate),
             "rollouts": record.rollouts, "tokens": record.tokens, "wall_s": round(record.wall_s, 1),
             "test_wall_s": round(record.test_wall_s, 1), "accepted": record.accepted,
             "policy_dir": str(seed_dir), "command": command,
         }
         none = records.get(("none", seed))
         if none is not None and method != "none":
-            base = none[0].test
-            shared = [t for t in task_ids if t in base]
-            diff = paired_difference([record.test[t] for t in shared], [base[t] for t in shared])
-            row.update({"vs": "none", "diff": round(diff.mean, 4), "diff_ci95": _ci(diff),
-                        "won": sum(record.test[t] > base[t] for t in shared),
-                        "lost": sum(record.test[t] < base[t] for t in shared)})
+            row.update({"vs": "none", **paired_comparison(record.test, none[0].test)})
         rows.append(row)
     return rows
 

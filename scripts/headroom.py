@@ -28,7 +28,7 @@ from typing import Any
 import nlgrad  # noqa: F401  (sets the offline litellm cost map before litellm is imported)
 from nlgrad.config import load_settings
 from nlgrad.evaluate import EvalRequest, run_eval
-from nlgrad.stats import paired_difference
+from nlgrad.stats import paired_comparison
 from nlgrad.files import replace_block
 
 OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "headroom.json"
@@ -96,11 +96,7 @@ def main() -> None:
                "task_scores": {r.task_id: r.score for r in result.results}}
         base = scores[variants[0]["label"]]
         if v is not variants[0]:
-            ids = sorted(set(base) & set(scores[v["label"]]))
-            diff = paired_difference([scores[v["label"]][i] for i in ids], [base[i] for i in ids])
-            row.update(vs=variants[0]["label"], diff=round(diff.mean, 4), diff_ci95=[round(diff.lo, 4),
-                       round(diff.hi, 4)], won=sum(scores[v["label"]][i] > base[i] for i in ids),
-                       lost=sum(scores[v["label"]][i] < base[i] for i in ids))
+            row.update(vs=variants[0]["label"], **paired_comparison(scores[v["label"]], base))
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
         save(args.out, rows)
