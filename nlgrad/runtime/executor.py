@@ -19,7 +19,7 @@ import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from rich.console import Console
@@ -32,27 +32,9 @@ from nlgrad.redact import redact
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.protocols import Benchmark, Environment, PolicySource, Program, Task
 from nlgrad.runtime.rundir import RunDir
+from nlgrad.runtime.task_result import TaskResult
 from nlgrad.runtime.trace import Trace, to_jsonable
 from nlgrad.stats import bootstrap_ci
-
-
-@dataclass
-class TaskResult:
-    task_id: str
-    split: str
-    seed: int | None
-    score: float
-    success: bool
-    feedback: str = ""
-    error: str | None = None
-    steps: int = 0
-    tokens: int = 0
-    latency_s: float = 0.0
-    output: Any = None
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

@@ -15,7 +15,7 @@ from urllib.parse import quote
 from nlgrad.errors import ConfigError
 from nlgrad.files import read_jsonl, write_json_atomic
 from nlgrad.journal import append_line
-from nlgrad.runtime.result_fields import check_result_fields
+from nlgrad.runtime.task_result import check_result_fields
 from nlgrad.runtime.trace import Trace
 
 log = logging.getLogger(__name__)

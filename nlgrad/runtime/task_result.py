@@ -1,4 +1,5 @@
-"""Checking a saved ``results.jsonl`` record against the fields of ``TaskResult`` before it is read back.
+"""One task's result (``TaskResult``, re-exported by the executor) and the check of a saved ``results.jsonl``
+record against its fields before it is read back.
 
 A line written by another nlgrad version (or edited by hand) with a field this version does not know, or without
 one it needs, would otherwise surface as a ``TypeError`` traceback from ``TaskResult(**record)`` on every resume.
@@ -7,15 +8,33 @@ one it needs, would otherwise surface as a ``TypeError`` traceback from ``TaskRe
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nlgrad.errors import ConfigError
 
 
-def _fields() -> tuple[set[str], set[str]]:
-    from nlgrad.runtime.executor import TaskResult  # here: the executor imports the run directory
+@dataclass
+class TaskResult:
+    task_id: str
+    split: str
+    seed: int | None
+    score: float
+    success: bool
+    feedback: str = ""
+    error: str | None = None
+    steps: int = 0
+    tokens: int = 0
+    latency_s: float = 0.0
+    output: Any = None
+    details: dict[str, Any] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _fields() -> tuple[set[str], set[str]]:
     every = {f.name for f in dataclasses.fields(TaskResult)}
     required = {f.name for f in dataclasses.fields(TaskResult)
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
