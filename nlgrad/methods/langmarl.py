@@ -40,7 +40,7 @@ from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_
 from nlgrad.methods.nlpg.aggregate import aggregate
 from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.methods.prompts import method_module
-from nlgrad.methods.reply_fields import int_list
+from nlgrad.methods.reply_fields import IntList
 from nlgrad.methods.rule_pool import is_placeholder, match_route
 from nlgrad.policy import PolicyMemory, UpdateProvenance, UpdateReport, apply_update, render_line
 from nlgrad.runtime.module import Module
@@ -71,12 +71,7 @@ class AgentNote(BaseModel):
 class Lesson(BaseModel):
     text: str
     when: str | None = None
-    sources: list[int] = Field(default_factory=list)
-
-    @field_validator("sources", mode="before")
-    @classmethod
-    def _ints(cls, value):
-        return int_list(value)
+    sources: IntList = Field(default_factory=list)
 
 
 class LessonList(BaseModel):

@@ -1,8 +1,11 @@
-"""Lenient normalizers for fields of optimizer LM replies (used as pydantic ``mode="before"`` validators)."""
+"""Lenient normalizers for fields of optimizer LM replies, and the field types that apply them before validation
+(``Text``, ``OptionalText``, ``IntList``: a reply schema declares ``text: Text`` instead of repeating a validator)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
 
 
 def squash_or_none(value: Any) -> str | None:
@@ -26,3 +29,8 @@ def int_list(value: Any) -> list[int]:
         except (TypeError, ValueError):
             continue
     return out
+
+
+Text = Annotated[str, BeforeValidator(squash_or_none)]  # whitespace collapsed; empty is missing
+OptionalText = Annotated[str | None, BeforeValidator(squash_or_none)]
+IntList = Annotated[list[int], BeforeValidator(int_list)]

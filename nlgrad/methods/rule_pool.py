@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field, create_model, field_validator, model_vali
 
 from nlgrad.files import write_json_atomic
 from nlgrad.methods.lesson_checks import condition_problem
-from nlgrad.methods.reply_fields import squash_or_none
+from nlgrad.methods.reply_fields import OptionalText, squash_or_none
 from nlgrad.policy import (AddOp, DeleteOp, DownvoteOp, EditOp, EntryKind, MergeOp, PolicyBounds, PolicyMemory,
                            UpdateProvenance, UpdateReport, UpvoteOp, apply_update)
 from nlgrad.policy.schema import PolicyEntry, id_sort_key
@@ -43,22 +43,17 @@ class ReflectorOp(BaseModel):
     """One pool operation proposed by the reflector (names and fields as the reflector prompt asks for them)."""
 
     op: OpName
-    id: str | None = None
+    id: OptionalText = None
     ids: list[str] = Field(default_factory=list)
-    route: str | None = None
-    text: str | None = None
-    when: str | None = None
+    route: OptionalText = None
+    text: OptionalText = None
+    when: OptionalText = None
     reason: str = ""
 
     @field_validator("op", mode="before")
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return str(value).strip().upper() if value is not None else value
-
-    @field_validator("id", "route", "text", "when", mode="before")
-    @classmethod
-    def _clean(cls, value: Any) -> Any:
-        return squash_or_none(value)
 
     @field_validator("ids", mode="before")
     @classmethod

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import logging
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.lm.client import LM
 from nlgrad.methods.lesson_checks import copied_instance_details, copied_passage
 from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.methods.prompts import method_module
-from nlgrad.methods.reply_fields import int_list, squash_or_none
+from nlgrad.methods.reply_fields import IntList, OptionalText, Text
 
 log = logging.getLogger(__name__)
 # the worked example in abstract.j2 (another domain, so that copying it is easy to detect)
@@ -30,19 +30,9 @@ EXAMPLE_LESSON = "When a customer asks about an order, quote the order's number 
 
 
 class GeneralLesson(BaseModel):
-    text: str = Field(min_length=8, max_length=400)
-    when: str | None = None
-    covers: list[int] = Field(default_factory=list)
-
-    @field_validator("text", "when", mode="before")
-    @classmethod
-    def _strip(cls, value):
-        return squash_or_none(value)
-
-    @field_validator("covers", mode="before")
-    @classmethod
-    def _ints(cls, value):
-        return int_list(value)
+    text: Text = Field(min_length=8, max_length=400)
+    when: OptionalText = None
+    covers: IntList = Field(default_factory=list)
 
 
 class GeneralLessonList(BaseModel):

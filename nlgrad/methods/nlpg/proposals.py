@@ -11,7 +11,7 @@ from nlgrad.credit.backward import NodeFeedbackRecord
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.lm.client import LM
 from nlgrad.methods.prompts import method_module
-from nlgrad.methods.reply_fields import int_list, squash_or_none
+from nlgrad.methods.reply_fields import IntList, OptionalText, Text
 from nlgrad.policy import PolicyMemory, render_line
 
 log = logging.getLogger(__name__)
@@ -19,15 +19,10 @@ _SUGGESTED = "Suggested:"  # how propose.j2 labels the critic's suggestion in a 
 
 
 class ProposedCorrection(BaseModel):
-    text: str = Field(min_length=8, max_length=400)
-    when: str | None = None
-    evidence: list[int] = Field(default_factory=list)
-    replaces: str | None = None
-
-    @field_validator("text", "when", "replaces", mode="before")
-    @classmethod
-    def _strip(cls, value):
-        return squash_or_none(value)
+    text: Text = Field(min_length=8, max_length=400)
+    when: OptionalText = None
+    evidence: IntList = Field(default_factory=list)
+    replaces: OptionalText = None
 
     @field_validator("text", mode="after")
     @classmethod
@@ -38,11 +33,6 @@ class ProposedCorrection(BaseModel):
         if sep and len(tail.strip()) >= 8:
             return tail.strip()
         return value
-
-    @field_validator("evidence", mode="before")
-    @classmethod
-    def _ints(cls, value):
-        return int_list(value)
 
 
 class CorrectionList(BaseModel):

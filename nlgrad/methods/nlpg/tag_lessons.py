@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import logging
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.methods.lesson_checks import meta_condition
 from nlgrad.methods.nlpg.failure_groups import FailureGroup, discriminative_patterns
 from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.methods.prompts import method_module
-from nlgrad.methods.reply_fields import squash_or_none
+from nlgrad.methods.reply_fields import OptionalText, Text
 from nlgrad.text import clip
 
 log = logging.getLogger(__name__)
@@ -39,13 +39,8 @@ def usable_condition(when: str | None, route: str) -> tuple[str | None, str]:
 
 
 class TagLesson(BaseModel):
-    text: str = Field(min_length=8, max_length=400)
-    when: str | None = None
-
-    @field_validator("text", "when", mode="before")
-    @classmethod
-    def _strip(cls, value):
-        return squash_or_none(value)
+    text: Text = Field(min_length=8, max_length=400)
+    when: OptionalText = None
 
 
 def feedback_about(feedback: str, tag: str) -> str:
