@@ -6,17 +6,14 @@ class is built with ``method_options`` as keyword args (``--method-option NAME=V
 against the constructor by :mod:`nlgrad.methods.options`). ``METHODS`` is the same dict under its older name.
 """
 
+from nlgrad.methods.baselines import BASELINES
+
 CATALOG: dict[str, str] = {
     "nlpg": "nlgrad.methods.nlpg:NLPG",
     "langmarl": "nlgrad.methods.langmarl:LangMARL",
     "langmarl_global": "nlgrad.methods.langmarl:LangMARLGlobal",
     "dmrl": "nlgrad.methods.dmrl:DMRL",
     "jerp": "nlgrad.methods.jerp:JERP",
-    "none": "nlgrad.methods.baselines.static:NoPolicy",
-    "human": "nlgrad.methods.baselines.static:HumanPolicy",
-    "gepa": "nlgrad.methods.baselines.gepa_adapter:GEPA",
-    "miprov2": "nlgrad.methods.baselines.miprov2:MIPROv2",
-    "bootstrap_fewshot": "nlgrad.methods.baselines.bootstrap_fewshot:BootstrapFewShot",
-    "textgrad": "nlgrad.methods.baselines.textgrad_method:TextGrad",
+    **BASELINES,
 }
 METHODS = CATALOG
