@@ -7,12 +7,15 @@ One row per finished (method, seed): benchmark, agent, method, seed, n, mean wit
 to the same seed's ``none`` with its CI and won/lost counts, rollouts, tokens, optimizing wall time, accepted
 updates, the policy folder and the command. Rows of the same (benchmark, agent, method, seed) replace older ones in
 ``--rows``; the table between the ``compare-table`` markers of ``--readme`` is rewritten from every row there.
+``--policies DIR`` copies each learning method's policy memory (``manifest.json``, the version files and
+``rejected.jsonl``; not the run folders) to ``DIR/<method>/seed<k>``, which the row then names as its policy folder.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from nlgrad.stats import bootstrap_ci, paired_comparison
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- compare-table:begin -->", "<!-- compare-table:end -->"
 KEY = ("benchmark", "agent", "method", "seed")
+POLICY_FILES = ("manifest.json", "v[0-9]*.json", "rejected.jsonl")
 
 
 def _agent(seed_dir: Path) -> str:
@@ -36,8 +40,24 @@ def _ci(estimate) -> list[float]:
     return [round(estimate.lo, 4), round(estimate.hi, 4)]
 
 
-def rows_of(out: Path, command: str) -> list[dict[str, Any]]:
-    """Rows of every finished (method, seed) under ``out``, paired with the same seed's ``none``."""
+def copy_policy(seed_dir: Path, dest: Path) -> Path:
+    """The policy memory files of ``seed_dir`` copied into ``dest`` (replacing what was there)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for pattern in POLICY_FILES:
+        for path in sorted(seed_dir.glob(pattern)):
+            shutil.copy2(path, dest / path.name)
+    return dest
+
+
+def _display(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def rows_of(out: Path, command: str, policies: Path | None = None) -> list[dict[str, Any]]:
+    """Rows of every finished (method, seed) under ``out``, paired with the same seed's ``none``; with
+    ``policies``, each learning method's policy memory is copied there and named as the row's policy folder."""
     settings = json.loads((out / "compare.json").read_text(encoding="utf-8"))
     records: dict[tuple[str, int], tuple[SeedRecord, Path]] = {}
     for path in sorted(out.glob("*/seed*/record.json")):
@@ -49,12 +69,15 @@ def rows_of(out: Path, command: str) -> list[dict[str, Any]]:
     for (method, seed), (record, seed_dir) in sorted(records.items(),
                                                       key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][1])):
         estimate = bootstrap_ci([record.test[t] for t in sorted(record.test)])
+        policy_dir = str(seed_dir)
+        if policies is not None and record.rollouts > 0:
+            policy_dir = _display(copy_policy(seed_dir, policies.resolve() / method / f"seed{seed}"))
         row: dict[str, Any] = {
             "benchmark": settings["benchmark"], "agent": _agent(seed_dir), "method": method, "seed": seed,
             "n": estimate.n, "mean": round(estimate.mean, 4), "ci95": _ci(estimate),
             "rollouts": record.rollouts, "tokens": record.tokens, "wall_s": round(record.wall_s, 1),
             "test_wall_s": round(record.test_wall_s, 1), "accepted": record.accepted,
-            "policy_dir": str(seed_dir), "command": command,
+            "policy_dir": policy_dir, "command": command,
         }
         none = records.get(("none", seed))
         if none is not None and method != "none":
@@ -95,9 +118,10 @@ def main() -> None:
     parser.add_argument("--command", required=True, help="the nlgrad compare command that wrote it")
     parser.add_argument("--rows", type=Path, default=ROOT / "benchmarks/results/compare.json")
     parser.add_argument("--readme", default=str(ROOT / "benchmarks/README.md"), help="'' writes no table")
+    parser.add_argument("--policies", type=Path, help="copy the learned policies here (DIR/<method>/seed<k>)")
     args = parser.parse_args()
     old = json.loads(args.rows.read_text(encoding="utf-8")) if args.rows.exists() else []
-    rows = merge(old, rows_of(args.out, args.command))
+    rows = merge(old, rows_of(args.out, args.command, args.policies))
     write_json_atomic(args.rows, rows)
     if args.readme:
         readme = Path(args.readme)

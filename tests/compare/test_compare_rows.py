@@ -39,3 +39,22 @@ def test_merge_replaces_rows_of_the_same_key_and_keeps_the_rest():
            {"benchmark": "b", "agent": "x", "method": "nlpg", "seed": 0, "mean": 0.2}]
     new = [{"benchmark": "b", "agent": "x", "method": "nlpg", "seed": 0, "mean": 0.3}]
     assert [r["mean"] for r in rows_script.merge(old, new)] == [0.1, 0.3]
+
+
+def test_policies_copies_a_learning_methods_policy_memory_and_names_it(tmp_path):
+    out, policies = tmp_path / "cmp", tmp_path / "policies"
+    out.mkdir()
+    (out / "compare.json").write_text(json.dumps({"benchmark": "ifeval", "methods": ["none", "nlpg"]}))
+    _record(out, "none", 0, {"a": 0.0})
+    _record(out, "nlpg", 0, {"a": 1.0}, rollouts=40)
+    learned = out / "nlpg" / "seed0"
+    for name in ("manifest.json", "v0001.json", "v0002.json", "rejected.jsonl", "gross_ledger.json"):
+        (learned / name).write_text(f"{name}\n")
+    rows = rows_script.rows_of(out, "nlgrad compare ...", policies)
+    by = {r["method"]: r for r in rows}
+    copied = policies / "nlpg" / "seed0"
+    assert by["nlpg"]["policy_dir"] == str(copied)
+    assert sorted(p.name for p in copied.iterdir()) == ["manifest.json", "rejected.jsonl", "v0001.json", "v0002.json"]
+    assert (copied / "v0002.json").read_text() == "v0002.json\n"
+    assert by["none"]["policy_dir"] == str(out / "none" / "seed0")  # nothing learned: not copied
+    assert not (policies / "none").exists()
