@@ -5,8 +5,9 @@
 
 One row per finished (method, seed): benchmark, agent, method, seed, n, mean with its 95% CI, the paired difference
 to the same seed's ``none`` with its CI and won/lost counts, rollouts, tokens, optimizing wall time, accepted
-updates, the policy folder and the command. Rows of the same (benchmark, agent, method, seed) replace older ones in
-``--rows``; the table between the ``compare-table`` markers of ``--readme`` is rewritten from every row there.
+updates, the policy folder and the command. Rows of the same (benchmark, agent, method, seed, command) replace older
+ones in ``--rows``; the table between the ``compare-table`` markers of ``--readme`` is rewritten from every row there
+(several commands: a ``run`` column says which command each row belongs to).
 ``--policies DIR`` copies each learning method's policy memory (``manifest.json``, the version files and
 ``rejected.jsonl``; not the run folders) to ``DIR/<method>/seed<k>``, which the row then names as its policy folder.
 """
@@ -25,7 +26,7 @@ from nlgrad.stats import bootstrap_ci, paired_comparison
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- compare-table:begin -->", "<!-- compare-table:end -->"
-KEY = ("benchmark", "agent", "method", "seed")
+KEY = ("benchmark", "agent", "method", "seed", "command")
 POLICY_FILES = ("manifest.json", "v[0-9]*.json", "rejected.jsonl")
 
 
@@ -98,17 +99,24 @@ def _short_agent(model: str) -> str:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    out = ["| benchmark | agent | method | seed | n | mean [95% CI] | paired diff vs none [95% CI] | won / lost "
-           "| accepted | rollouts | tokens | wall s |",
-           "|---|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|"]
+    """The rows as a markdown table and the commands behind them; with more than one command, a ``run`` column
+    names each row's command by letter (A, B, ...: order of first appearance), and rows pair with their own run's
+    ``none``."""
+    commands = list(dict.fromkeys(r["command"] for r in rows))
+    letter = {command: chr(ord("A") + i) for i, command in enumerate(commands)}
+    runs = len(commands) > 1
+    out = [("| run " if runs else "") + "| benchmark | agent | method | seed | n | mean [95% CI] "
+           "| paired diff vs none [95% CI] | won / lost | accepted | rollouts | tokens | wall s |",
+           ("|---" if runs else "") + "|---|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         diff = (f"{r['diff']:+.3f} [{r['diff_ci95'][0]:+.3f}, {r['diff_ci95'][1]:+.3f}]" if "diff" in r else "")
         won = f"{r['won']} / {r['lost']}" if "won" in r else ""
-        out.append(f"| `{r['benchmark']}` | {_short_agent(r['agent'])} | {r['method']} | {r['seed']} | {r['n']} "
+        out.append((f"| {letter[r['command']]} " if runs else "")
+                   + f"| `{r['benchmark']}` | {_short_agent(r['agent'])} | {r['method']} | {r['seed']} | {r['n']} "
                    f"| {r['mean']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] | {diff} | {won} | {r['accepted']} "
                    f"| {r['rollouts']} | {r['tokens']} | {r['wall_s']:.0f} |")
-    commands = sorted({r["command"] for r in rows})
-    out += ["", "```bash", *commands, "```"]
+    listed = [f"{command}  # {letter[command]}" if runs else command for command in commands]
+    out += ["", "```bash", *listed, "```"]
     return "\n".join(out)
 
 

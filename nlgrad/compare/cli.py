@@ -22,6 +22,10 @@ def register(app: typer.Typer) -> None:
                                          "bootstrap_fewshot, textgrad, grpo... (external)."),
         budget_rollouts: int = typer.Option(..., "--budget-rollouts", help="Rollouts each optimizer may use."),
         seeds: int = typer.Option(3, "--seeds", help="Seeds per method (0..N-1)."),
+        only_seeds: Optional[str] = typer.Option(
+            None, "--only-seeds", metavar="K[,K...]",
+            help="Run only these of the seeds 0..N-1 now (e.g. 1, to run seed 1 on another machine); the table "
+                 "then covers them only."),
         out_dir: Path = typer.Option(..., "--out", help="Output folder, e.g. reports/coin (rerun to resume)."),
         test_n: int = typer.Option(20, "--test-n", help="Test tasks every final policy is scored on."),
         val: int = typer.Option(30, "--val", help="Dev tasks used for validation by every optimizer."),
@@ -59,8 +63,10 @@ def register(app: typer.Typer) -> None:
                         seeds=seeds, test_n=test_n, val=val, batch=batch, workers=workers, step_cap=step_cap,
                         program=program, budget_tokens=budget_tokens, gate_min_wins=gate_min_wins,
                         gate_require_ci=gate_require_ci, method_options=options)
+        chosen = _seed_list(only_seeds)
         start = time.monotonic()
-        results = Harness(cfg, settings, out_dir, console=err, progress=sys.stderr.isatty()).run()
+        results = Harness(cfg, settings, out_dir, console=err, progress=sys.stderr.isatty(),
+                          only_seeds=chosen).run()
         out.print(to_rich(results.rows, results.reference, title=f"{benchmark}: test split "
                                                                  f"({len(results.test_task_ids)} tasks)"))
         out.print(f"wall time {time.monotonic() - start:.0f}s; table: {out_dir / 'table.md'}; "
@@ -78,3 +84,16 @@ def register(app: typer.Typer) -> None:
 
         written = render_run_report(path, out_file)
         out.print(f"report: {written}", soft_wrap=True)
+
+
+def _seed_list(text: str | None) -> list[int] | None:
+    """``--only-seeds`` as integers (None when not given)."""
+    from nlgrad.errors import ConfigError
+
+    if text is None:
+        return None
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError("expected comma-separated seed numbers, e.g. 1 or 0,2", field="--only-seeds",
+                          value=text) from None

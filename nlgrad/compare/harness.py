@@ -5,7 +5,8 @@ For each method and seed: run ``nlgrad.optimize.run_optimize`` (or a static base
 executor's files, and a metered LM (see :mod:`nlgrad.compare.metering`); then evaluate the final policy on the
 first ``test_n`` test tasks (the same tasks for every method, so differences are paired). A finished (method, seed)
 writes ``record.json`` and is skipped by a rerun of the same command; an interrupted one resumes (the optimize
-loop's own resume, the executor's ``results.jsonl`` and the LM cache). A method that cannot run here (a missing
+loop's own resume, the executor's ``results.jsonl`` and the LM cache). ``only_seeds`` runs a subset of the seeds
+(outputs then cover those seeds only). A method that cannot run here (a missing
 library, a benchmark without a human policy) becomes a row that says why, and the comparison goes on.
 """
 
@@ -103,8 +104,10 @@ class Harness:
     """Runs one comparison. ``run()`` returns the aggregated :class:`CompareResults` (also written to disk)."""
 
     def __init__(self, config: CompareConfig, settings: Settings, out: Path, *, console: Console | None = None,
-                 progress: bool = False, on_record: Callable[[SeedRecord], None] | None = None):
+                 progress: bool = False, on_record: Callable[[SeedRecord], None] | None = None,
+                 only_seeds: list[int] | None = None):
         self.config, self.settings, self.out = config, settings, Path(out)
+        self.seeds = selected_seeds(config.seeds, only_seeds)
         self.console = console or Console(stderr=True)
         self.progress, self.on_record = progress, on_record
         self.benchmark = load_benchmark(config.benchmark)
@@ -182,7 +185,7 @@ class Harness:
         _check_settings(self.out, self.config)
         records: list[SeedRecord] = []
         for method in self.config.methods:
-            for seed in range(self.config.seeds):
+            for seed in self.seeds:
                 self.console.print(f"[bold]{method}[/] seed {seed}: running", highlight=False)
                 record = self.run_seed(method, seed)
                 records.append(record)
@@ -190,6 +193,17 @@ class Harness:
                     self.on_record(record)
                 self.console.print(f"[bold]{method}[/] seed {seed}: {_describe(record)}", highlight=False)
         return write_outputs(self.out, self.config, records, self.program.routes)
+
+
+def selected_seeds(seeds: int, only: list[int] | None) -> list[int]:
+    """Seeds 0..seeds-1, or the subset ``only`` of them (one machine may run seed 1 while another runs seed 0)."""
+    if not only:
+        return list(range(seeds))
+    outside = sorted({s for s in only if not 0 <= s < seeds})
+    if outside:
+        raise ConfigError(f"seeds {outside} are outside 0..{seeds - 1} (--seeds {seeds})", field="--only-seeds",
+                          value=",".join(map(str, only)))
+    return sorted(set(only))
 
 
 def _describe(record: SeedRecord) -> str:

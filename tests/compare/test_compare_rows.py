@@ -35,10 +35,26 @@ def test_rows_pair_each_method_with_the_same_seeds_no_policy(tmp_path):
 
 
 def test_merge_replaces_rows_of_the_same_key_and_keeps_the_rest():
-    old = [{"benchmark": "b", "agent": "x", "method": "none", "seed": 0, "mean": 0.1},
-           {"benchmark": "b", "agent": "x", "method": "nlpg", "seed": 0, "mean": 0.2}]
-    new = [{"benchmark": "b", "agent": "x", "method": "nlpg", "seed": 0, "mean": 0.3}]
+    old = [{"benchmark": "b", "agent": "x", "method": "none", "seed": 0, "mean": 0.1, "command": "A"},
+           {"benchmark": "b", "agent": "x", "method": "nlpg", "seed": 0, "mean": 0.2, "command": "A"}]
+    new = [{"benchmark": "b", "agent": "x", "method": "nlpg", "seed": 0, "mean": 0.3, "command": "A"}]
     assert [r["mean"] for r in rows_script.merge(old, new)] == [0.1, 0.3]
+    other = [{"benchmark": "b", "agent": "x", "method": "nlpg", "seed": 0, "mean": 0.4, "command": "B"}]
+    assert [r["mean"] for r in rows_script.merge(old, other)] == [0.1, 0.2, 0.4]  # another run: kept beside
+
+
+def test_table_names_each_rows_run_when_there_are_several_commands(tmp_path):
+    (tmp_path / "compare.json").write_text(json.dumps({"benchmark": "ifeval", "methods": ["none", "nlpg"]}))
+    _record(tmp_path, "none", 0, {"a": 0.0, "b": 1.0})
+    _record(tmp_path, "nlpg", 0, {"a": 1.0, "b": 1.0})
+    first = rows_script.rows_of(tmp_path, "nlgrad compare --out one")
+    second = [dict(r, command="nlgrad compare --out two") for r in first]
+    single = rows_script.table(first)
+    assert single.startswith("| benchmark |") and "nlgrad compare --out one\n```" in single
+    both = rows_script.table(rows_script.merge(first, second))
+    assert both.startswith("| run | benchmark |")
+    assert "| A | `ifeval` | 1.5B | nlpg | 0 |" in both and "| B | `ifeval` | 1.5B | nlpg | 0 |" in both
+    assert "nlgrad compare --out one  # A" in both and "nlgrad compare --out two  # B" in both
 
 
 def test_policies_copies_a_learning_methods_policy_memory_and_names_it(tmp_path):

@@ -114,6 +114,23 @@ def test_a_crashing_method_is_recorded_and_the_rest_goes_on(settings, fake_world
     assert rows["none"]["mean"] == 0.0
 
 
+def test_only_seeds_runs_the_chosen_seeds_and_keeps_the_declared_count(settings, fake_world, shout, tmp_path):
+    from nlgrad.errors import ConfigError
+
+    out = tmp_path / "cmp"
+    results = Harness(cfg(methods=["none", "nlpg"], seeds=2), settings, out, only_seeds=[1]).run()
+    assert sorted((r.method, r.seed) for r in results.records) == [("nlpg", 1), ("none", 1)]
+    assert not (out / "nlpg" / "seed0").exists() and SeedRecord.load(out / "nlpg" / "seed1").ok
+    assert json.loads((out / "compare.json").read_text())["seeds"] == 2
+    calls = len(fake_world)
+    both = Harness(cfg(methods=["none", "nlpg"], seeds=2), settings, out).run()  # seed 1 is kept, seed 0 runs
+    assert sorted((r.method, r.seed) for r in both.records) == [("nlpg", 0), ("nlpg", 1), ("none", 0), ("none", 1)]
+    assert len(fake_world) > calls
+    with pytest.raises(ConfigError, match=r"outside 0\.\.1") as info:
+        Harness(cfg(seeds=2), settings, out, only_seeds=[2])
+    assert info.value.field == "--only-seeds"
+
+
 def test_different_settings_in_the_same_folder_are_refused(settings, fake_world, shout, tmp_path):
     from nlgrad.errors import ConfigError
 
@@ -139,6 +156,9 @@ def test_cli_compare_prints_the_table(settings, fake_world, shout, tmp_path):
     bad = CliRunner().invoke(app, ["compare", "--benchmark", "shout", "--budget-rollouts", "0", "--out",
                                    str(tmp_path / "x"), "--lm", "openai/test-model"])
     assert bad.exit_code == 2 and "budget-rollouts" in bad.output
+    bad_seeds = CliRunner().invoke(app, ["compare", "--benchmark", "shout", "--budget-rollouts", "4", "--only-seeds",
+                                         "one", "--out", str(tmp_path / "y"), "--lm", "openai/test-model"])
+    assert bad_seeds.exit_code != 0 and "--only-seeds" in bad_seeds.output and "one" in bad_seeds.output
 
 
 def test_gate_settings_reach_every_optimize_run(shout):
