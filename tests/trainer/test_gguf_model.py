@@ -52,5 +52,5 @@ def test_gguf_model_answers_the_program_prompt_and_trains():
     loss, stats = ppo_clip_loss(logp, old, torch.tensor([1.0, -1.0]), batch.completion_mask)
     loss.backward()
     opt.step()
-    assert math.isfinite(float(loss)) and stats.tokens == len(ids) + 1
+    assert math.isfinite(loss.detach().item()) and stats.tokens == len(ids) + 1
     assert any(not torch.equal(b, p.detach()) for b, p in zip(before, params))
