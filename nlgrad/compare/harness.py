@@ -33,7 +33,7 @@ from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.rundir import RunDir
 
 # run once (iterations=1); the others iterate until the budget is spent
-ONE_SHOT = {"none", "human", "miprov2", "bootstrap_fewshot"}
+ONE_SHOT = {"none", "human", "fixed", "miprov2", "bootstrap_fewshot"}
 # methods told the budget directly
 BUDGET_OPTION = {"gepa": "max_metric_calls", "miprov2": "max_rollouts", "bootstrap_fewshot": "max_rollouts"}
 EXTERNAL_PREFIXES = ("grpo",)  # rows read from the companion trainer's results
@@ -93,6 +93,13 @@ def optimize_config(config: CompareConfig, method: str, seed: int, benchmark) ->
         from nlgrad.methods.baselines.static import human_policy_path
 
         init_policy = str(human_policy_path(benchmark))
+    elif method == "fixed":
+        from nlgrad.methods.baselines.static import fixed_policy_path
+
+        if "policy" not in options:
+            raise ConfigError("the `fixed` baseline needs the policy it adopts", field="--method-option",
+                              value="fixed.policy=PATH")
+        init_policy = str(fixed_policy_path(options["policy"]))
     iterations = 1 if method in ONE_SHOT else max(1, math.ceil(config.budget_rollouts / config.batch))
     return OptimizeConfig(method=method, benchmark=config.benchmark, program=config.program, iterations=iterations,
                           batch=config.batch, val=config.val, test_n=0, seed=seed, workers=config.workers,

@@ -16,7 +16,7 @@ from typing import Any
 from nlgrad.compare.results import SeedRecord
 from nlgrad.stats import bootstrap_ci, paired_difference
 
-BASELINE_METHODS = ("none", "human", "gepa", "miprov2", "textgrad", "bootstrap_fewshot")
+BASELINE_METHODS = ("none", "human", "fixed", "gepa", "miprov2", "textgrad", "bootstrap_fewshot")
 
 
 def is_baseline(method: str) -> bool:

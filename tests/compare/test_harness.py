@@ -131,6 +131,22 @@ def test_only_seeds_runs_the_chosen_seeds_and_keeps_the_declared_count(settings,
     assert info.value.field == "--only-seeds"
 
 
+def test_fixed_runs_the_named_policy_file_as_is(settings, fake_world, shout, tmp_path):
+    probe = tmp_path / "probe.yaml"
+    probe.write_text("schema_version: 1\nprogram: shout\nroutes:\n  shout.say:\n    - text: \"Reply in UPPERCASE.\"\n")
+    out = tmp_path / "cmp"
+    results = Harness(cfg(methods=["none", "fixed"], seeds=1, method_options={"fixed": {"policy": str(probe)}}),
+                      settings, out).run()
+    rows = {r["method"]: r for r in results.rows}
+    assert rows["fixed"]["mean"] == 1.0 and rows["none"]["mean"] == 0.0 and rows["fixed"]["rollouts"] == 0
+    assert SeedRecord.load(out / "fixed" / "seed0").policy["shout.say"].endswith("Reply in UPPERCASE.")
+    missing = Harness(cfg(methods=["fixed"], seeds=1, method_options={"fixed": {"policy": str(tmp_path / "no.yaml")}}),
+                      settings, tmp_path / "cmp2").run()
+    assert missing.rows[0]["status"] == "unavailable" and "no.yaml" in missing.rows[0]["reason"]
+    unnamed = Harness(cfg(methods=["fixed"], seeds=1), settings, tmp_path / "cmp3").run()
+    assert unnamed.rows[0]["status"] == "unavailable" and "fixed.policy=PATH" in unnamed.rows[0]["reason"]
+
+
 def test_different_settings_in_the_same_folder_are_refused(settings, fake_world, shout, tmp_path):
     from nlgrad.errors import ConfigError
 

@@ -1,8 +1,10 @@
-"""Static baselines: ``none`` (the program with an empty policy) and ``human`` (the benchmark's human-written policy).
+"""Static baselines: ``none`` (the program with an empty policy), ``human`` (the benchmark's human-written policy) and
+``fixed`` (a policy file the user names: a probe, a hand-tuned or an earlier learned policy).
 
-Neither learns. ``none`` never proposes anything. ``human`` proposes the file ``benchmark.human_policy`` once
+None of them learns. ``none`` never proposes anything. ``human`` proposes the file ``benchmark.human_policy`` once
 (adopted without a validation gate: it is the reference, not a candidate); when the run already starts from it
 (``--init-policy`` = that file, which is what ``nlgrad compare`` does) it proposes nothing and costs no rollouts.
+``fixed`` does the same with ``--method-option policy=PATH``.
 """
 
 from __future__ import annotations
@@ -38,27 +40,62 @@ class NoPolicy:
         return Proposal(None, note="static baseline: no learning")
 
 
-class HumanPolicy:
-    """The benchmark's human-written policy, adopted as is."""
+def fixed_policy_path(policy: str | Path) -> Path:
+    """The ``fixed`` baseline's policy file or folder, or a ConfigError naming the option and the missing path."""
+    path = Path(policy)
+    if not path.exists():
+        raise ConfigError("the policy for the `fixed` baseline does not exist", field="fixed.policy", value=str(path))
+    return path
 
-    name = "human"
+
+class _FilePolicy:
+    """A policy from a file, adopted as is (``what`` names it in notes and gate decisions)."""
+
+    what = "a policy file"
 
     def __init__(self, *, evaluate: bool = True):
         self.evaluate = evaluate  # standalone use: report its validation score next to the starting policy's
 
+    def path(self, ws: Workspace) -> Path:
+        raise NotImplementedError
+
     def propose(self, ws: Workspace, memory: PolicyMemory, iteration: int) -> Proposal:
-        human = PolicyMemory.load(human_policy_path(ws.benchmark))
-        human = human.model_copy(update={"program": memory.program, "benchmark": memory.benchmark})
-        if same_policy(human, memory, ws.program.routes):
-            return Proposal(None, note="static baseline: already the human-written policy")
+        chosen = PolicyMemory.load(self.path(ws))
+        chosen = chosen.model_copy(update={"program": memory.program, "benchmark": memory.benchmark})
+        if same_policy(chosen, memory, ws.program.routes):
+            return Proposal(None, note=f"static baseline: already {self.what}")
         cand_mean = cur_mean = 0.0
         if self.evaluate:
             current = ws.rollouts(ws.val_tasks, memory, label=f"val-v{memory.version}", iteration=iteration,
                                   keep_traces=False)
-            cand = ws.rollouts(ws.val_tasks, human, label="val-human", iteration=iteration, keep_traces=False)
+            cand = ws.rollouts(ws.val_tasks, chosen, label=f"val-{self.name}", iteration=iteration, keep_traces=False)
             cand_mean, cur_mean = mean(cand.scores), mean(current.scores)
-        decision = GateDecision.self_selected(cand_mean, cur_mean,
-                                              "static baseline: the human-written policy is adopted as is",
+        decision = GateDecision.self_selected(cand_mean, cur_mean, f"static baseline: {self.what} is adopted as is",
                                               evaluated=self.evaluate)
-        human = human.model_copy(update={"version": 0, "parent": memory.version or None})
-        return Proposal(human, note="human-written policy", gate_decision=decision)
+        chosen = chosen.model_copy(update={"version": 0, "parent": memory.version or None})
+        return Proposal(chosen, note=self.what, gate_decision=decision)
+
+
+class HumanPolicy(_FilePolicy):
+    """The benchmark's human-written policy, adopted as is."""
+
+    name = "human"
+    what = "the human-written policy"
+
+    def path(self, ws: Workspace) -> Path:
+        return human_policy_path(ws.benchmark)
+
+
+class FixedPolicy(_FilePolicy):
+    """A policy file the user names (``policy``: a file or a policy folder's latest version), adopted as is: a probe
+    or a hand-tuned policy next to the learners in ``nlgrad compare``."""
+
+    name = "fixed"
+
+    def __init__(self, *, policy: str, evaluate: bool = True):
+        super().__init__(evaluate=evaluate)
+        self.policy = str(policy)
+        self.what = f"the policy {self.policy}"
+
+    def path(self, ws: Workspace) -> Path:  # noqa: ARG002
+        return fixed_policy_path(self.policy)
