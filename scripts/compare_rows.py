@@ -8,8 +8,10 @@ to the same seed's ``none`` with its CI and won/lost counts, rollouts, tokens, o
 updates, the policy folder and the command. Rows of the same (benchmark, agent, method, seed, command) replace older
 ones in ``--rows``; the table between the ``compare-table`` markers of ``--readme`` is rewritten from every row there
 (several commands: a ``run`` column says which command each row belongs to).
-``--policies DIR`` copies each learning method's policy memory (``manifest.json``, the version files and
-``rejected.jsonl``; not the run folders) to ``DIR/<method>/seed<k>``, which the row then names as its policy folder.
+``--policies DIR`` copies every seed's ``record.json`` (its per-task test scores, so rows can be paired again once the
+run folder is gone) and each learning method's policy memory (``manifest.json``, the version files and
+``rejected.jsonl``; not the run folders) to ``DIR/<method>/seed<k>``, which a learning method's row then names as its
+policy folder.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from nlgrad.compare.results import SeedRecord
+from nlgrad.compare.results import RECORD_NAME, SeedRecord  # record.json: per-task test scores, counts
 from nlgrad.files import replace_block, write_json_atomic
 from nlgrad.stats import bootstrap_ci, paired_comparison
 
@@ -41,12 +43,14 @@ def _ci(estimate) -> list[float]:
     return [round(estimate.lo, 4), round(estimate.hi, 4)]
 
 
-def copy_policy(seed_dir: Path, dest: Path) -> Path:
-    """The policy memory files of ``seed_dir`` copied into ``dest`` (replacing what was there)."""
+def copy_policy(seed_dir: Path, dest: Path, *, policy: bool = True) -> Path:
+    """The seed's ``record.json`` and (``policy``) its policy memory files copied into ``dest`` (replacing what was
+    there)."""
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    for pattern in POLICY_FILES:
+    shutil.copy2(seed_dir / RECORD_NAME, dest / RECORD_NAME)
+    for pattern in POLICY_FILES if policy else ():
         for path in sorted(seed_dir.glob(pattern)):
             shutil.copy2(path, dest / path.name)
     return dest
@@ -71,8 +75,9 @@ def rows_of(out: Path, command: str, policies: Path | None = None) -> list[dict[
                                                       key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][1])):
         estimate = bootstrap_ci([record.test[t] for t in sorted(record.test)])
         policy_dir = str(seed_dir)
-        if policies is not None and record.rollouts > 0:
-            policy_dir = _display(copy_policy(seed_dir, policies.resolve() / method / f"seed{seed}"))
+        if policies is not None:
+            kept = copy_policy(seed_dir, policies.resolve() / method / f"seed{seed}", policy=record.rollouts > 0)
+            policy_dir = _display(kept) if record.rollouts > 0 else policy_dir
         row: dict[str, Any] = {
             "benchmark": settings["benchmark"], "agent": _agent(seed_dir), "method": method, "seed": seed,
             "n": estimate.n, "mean": round(estimate.mean, 4), "ci95": _ci(estimate),
@@ -126,7 +131,8 @@ def main() -> None:
     parser.add_argument("--command", required=True, help="the nlgrad compare command that wrote it")
     parser.add_argument("--rows", type=Path, default=ROOT / "benchmarks/results/compare.json")
     parser.add_argument("--readme", default=str(ROOT / "benchmarks/README.md"), help="'' writes no table")
-    parser.add_argument("--policies", type=Path, help="copy the learned policies here (DIR/<method>/seed<k>)")
+    parser.add_argument("--policies", type=Path,
+                        help="copy the records and learned policies here (DIR/<method>/seed<k>)")
     args = parser.parse_args()
     old = json.loads(args.rows.read_text(encoding="utf-8")) if args.rows.exists() else []
     rows = merge(old, rows_of(args.out, args.command, args.policies))

@@ -70,7 +70,9 @@ def test_policies_copies_a_learning_methods_policy_memory_and_names_it(tmp_path)
     by = {r["method"]: r for r in rows}
     copied = policies / "nlpg" / "seed0"
     assert by["nlpg"]["policy_dir"] == str(copied)
-    assert sorted(p.name for p in copied.iterdir()) == ["manifest.json", "rejected.jsonl", "v0001.json", "v0002.json"]
+    assert sorted(p.name for p in copied.iterdir()) == ["manifest.json", "record.json", "rejected.jsonl", "v0001.json",
+                                                        "v0002.json"]
     assert (copied / "v0002.json").read_text() == "v0002.json\n"
-    assert by["none"]["policy_dir"] == str(out / "none" / "seed0")  # nothing learned: not copied
-    assert not (policies / "none").exists()
+    assert SeedRecord.load(copied).test == {"a": 1.0}
+    assert by["none"]["policy_dir"] == str(out / "none" / "seed0")  # nothing learned: only its record is kept
+    assert [p.name for p in (policies / "none" / "seed0").iterdir()] == ["record.json"]
