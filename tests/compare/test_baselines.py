@@ -154,6 +154,19 @@ def test_textgrad_step_learns_through_the_shared_gate(settings, fake_world, shou
     assert outcome.ledger.to_dict()["roles"]["optimizer"]["calls"] >= 3  # loss, reply and step prompts
 
 
+def test_textgrad_logs_go_to_the_run_folder_not_the_working_directory(tmp_path):
+    import subprocess
+    import sys
+
+    pytest.importorskip("textgrad")
+    code = ("from pathlib import Path; from nlgrad.methods.baselines.textgrad_method import import_textgrad; "
+            "import_textgrad(Path('run') / 'textgrad-logs')")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "TEXTGRAD_LOG_DIR"}
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, check=True, timeout=300)
+    assert not (tmp_path / "logs").exists()
+    assert [p.suffix for p in (tmp_path / "run" / "textgrad-logs").iterdir()] == [".jsonl"]
+
+
 def test_textgrad_own_engine_refuses_local_models(settings, tmp_path):
     from nlgrad.methods.baselines.textgrad_method import TextGrad
 

@@ -23,6 +23,8 @@ hosted model strings (e.g. ``openai/gpt-4o-mini``) — its calls are then *not* 
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from nlgrad.errors import ConfigError
@@ -30,6 +32,13 @@ from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.baselines.common import memory_from_candidate, require, same_policy, seed_candidate
 from nlgrad.policy import PolicyMemory
 from nlgrad.text import clip
+
+
+def import_textgrad(log_dir: Path, method: str = "textgrad"):
+    """The ``textgrad`` module. Its import opens a log file of every prompt under ``$TEXTGRAD_LOG_DIR``, by default
+    ``./logs/`` in the working directory; unless the user set that variable, ``log_dir`` (the run folder) gets it."""
+    os.environ.setdefault("TEXTGRAD_LOG_DIR", str(log_dir))
+    return require("textgrad", "textgrad", method)
 
 
 def make_engine(lm, role: str = "optimizer", max_tokens: int | None = None):
@@ -78,7 +87,7 @@ class TextGrad:
         return tg.get_engine(f"experimental:{model}")
 
     def propose(self, ws: Workspace, memory: PolicyMemory, iteration: int) -> Proposal:
-        tg = require("textgrad", "textgrad", self.name)
+        tg = import_textgrad(ws.work_dir / "textgrad-logs", self.name)
         from textgrad.autograd.function import BackwardContext
         from textgrad.autograd.llm_ops import LLMCall
 
