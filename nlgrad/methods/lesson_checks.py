@@ -1,12 +1,13 @@
 """Deterministic checks that a proposed policy line states a reusable lesson, shared by every method.
 
 An optimizer LM (especially a small one) often "learns" a line that only describes one task: it copies a name or a
-number of that task (``copied_instance_details``), or copies a whole observation, response, action or checker message
-(``copied_passage``: "To the North you see a closed plain door.", "take coin", "'synonyms' appears 1 times"), or
-restates the prompt's own instructions, or narrates the runs it was shown (``narrated_runs``: "in the first run, the
-word 'synonyms' appears 0 times"), or gives it a condition about the run rather than the input (``meta_condition``:
-"score == 0.00", a route name). None generalizes, and a lucky validation draw can let one through the gate, so
-methods drop such lines before they reach it, with the reason recorded in the run's files.
+number of that task (``copied_instance_details``), or copies a whole observation, response, action or checker
+message (``copied_passage``: "To the North you see a closed plain door.", "take coin", "'synonyms' appears 1
+times"), or restates the prompt's own instructions, or narrates the runs it was shown (``narrated_runs``: "in the
+first run, the word 'synonyms' appears 0 times"), or gives it a condition about the run rather than the input
+(``meta_condition``: "score == 0.00", "all runs that failed this way", a route name). None generalizes, and a lucky
+validation draw can let one through the gate, so methods drop such lines before they reach it, with the reason
+recorded in the run's files.
 """
 
 from __future__ import annotations
@@ -92,18 +93,22 @@ def narrated_runs(text: str) -> str:
 
 
 _SCORE_TALK = re.compile(r"\b(?:score|reward)\s*(?:==|!=|<=|>=|=|<|>|is\s+(?:\d|zero|low|high))", re.I)
+# "all runs that failed this way", "failed traces": which runs failed is known after the call, never to it
+_FAILURE_TALK = re.compile(r"\bfailed (?:in )?this way\b|\b(?:runs?|traces?|attempts?|rollouts?) (?:that|which) "
+                           r"(?:failed|fail|scored)\b|\bfailed (?:runs?|traces?|attempts?|rollouts?)\b", re.I)
 
 
 def meta_condition(when: str | None, routes: Iterable[str]) -> str:
     """What makes a condition about the run instead of the input, else ``""``: a module's route name ("if.respond":
-    the field misread) or the task's score ("score == 0.00"), which no call sees when its entry is rendered."""
+    the field misread), the task's score ("score == 0.00") or its failure ("all runs that failed this way"), which
+    no call sees when its entry is rendered."""
     if not when:
         return ""
     lowered = when.lower()
     for route in routes:
         if route and route.lower() in lowered:
             return route
-    found = _SCORE_TALK.search(when)
+    found = _SCORE_TALK.search(when) or _FAILURE_TALK.search(when)
     return found.group(0) if found else ""
 
 

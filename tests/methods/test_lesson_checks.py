@@ -115,6 +115,10 @@ def test_conditions_about_the_run_are_named_and_jerp_drops_their_rules():
     assert meta_condition("if.respond", ["if.respond"]) == "if.respond"
     assert meta_condition("the input asks for a score out of 10", ["if.respond"]) == ""
     assert meta_condition(None, ["if.respond"]) == ""
+    # seen from the 1.5B NLPG optimizer on ifeval (compare run C): when "all runs that failed this way"
+    assert meta_condition("all runs that failed this way", ["if.respond"]) == "runs that failed"
+    assert meta_condition("the failed traces", []) == "failed traces"
+    assert meta_condition("the request asks how to debug a failed build", ["if.respond"]) == ""
     pool = RulePool(PolicyMemory.model_validate({"program": "p", "routes": {"if.respond": []}}))
     proposed = [ReflectorOp(op="ADD", route="if.respond", text="Answer in the language asked.", when="score == 0.00"),
                 ReflectorOp(op="ADD", route="if.respond", text="Write no commas at all.", when="commas are forbidden")]
