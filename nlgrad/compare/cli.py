@@ -18,8 +18,9 @@ def register(app: typer.Typer) -> None:
     def compare_cmd(
         benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin."),
         methods: str = typer.Option("none,human,nlpg", "--methods",
-                                    help="Comma-separated: none, human, fixed (--method-option fixed.policy=PATH), nlpg, langmarl, dmrl, jerp, gepa, miprov2, "
-                                         "bootstrap_fewshot, textgrad, grpo... (external)."),
+                                    help="Comma-separated: none, human, fixed (--method-option fixed.policy=PATH), "
+                                         "nlpg, langmarl, dmrl, jerp, gepa, miprov2, bootstrap_fewshot, textgrad, "
+                                         "grpo... (external)."),
         budget_rollouts: int = typer.Option(..., "--budget-rollouts", help="Rollouts each optimizer may use."),
         seeds: int = typer.Option(3, "--seeds", help="Seeds per method (0..N-1)."),
         only_seeds: Optional[str] = typer.Option(

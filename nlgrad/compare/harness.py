@@ -6,8 +6,8 @@ executor's files, and a metered LM (see :mod:`nlgrad.compare.metering`); then ev
 first ``test_n`` test tasks (the same tasks for every method, so differences are paired). A finished (method, seed)
 writes ``record.json`` and is skipped by a rerun of the same command; an interrupted one resumes (the optimize
 loop's own resume, the executor's ``results.jsonl`` and the LM cache). ``only_seeds`` runs a subset of the seeds
-(outputs then cover those seeds only). A method that cannot run here (a missing
-library, a benchmark without a human policy) becomes a row that says why, and the comparison goes on.
+(outputs then cover those seeds only). A method that cannot run here (a missing library, a benchmark without a
+human policy) becomes a row that says why, and the comparison goes on.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Baseline methods for ``nlgrad compare`` (and ``nlgrad optimize --method ...``).
 
 ``none``, ``human`` and ``fixed`` (the policy file named by ``--method-option policy=PATH``) are static; ``gepa``,
-``miprov2`` and ``textgrad`` run the real libraries on the route texts of the same program, through the same executor,
-and store their result as policy memory (one ``rule`` entry per optimized route; see :mod:`nlgrad.methods.baselines.common`). ``bootstrap_fewshot`` runs DSPy's
-BootstrapFewShotWithRandomSearch the same way and stores the demos it selects as ``example`` entries (see
-:mod:`nlgrad.methods.baselines.dspy_demos`). Heavy libraries are imported inside ``propose``.
+``miprov2`` and ``textgrad`` run the real libraries on the route texts of the same program, through the same
+executor, and store their result as policy memory (one ``rule`` entry per optimized route; see
+:mod:`nlgrad.methods.baselines.common`). ``bootstrap_fewshot`` runs DSPy's BootstrapFewShotWithRandomSearch the same
+way and stores the demos it selects as ``example`` entries (see :mod:`nlgrad.methods.baselines.dspy_demos`). Heavy
+libraries are imported inside ``propose``.
 """
 
 BASELINES: dict[str, str] = {
