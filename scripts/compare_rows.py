@@ -75,9 +75,10 @@ def rows_of(out: Path, command: str, policies: Path | None = None) -> list[dict[
                                                       key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][1])):
         estimate = bootstrap_ci([record.test[t] for t in sorted(record.test)])
         policy_dir = str(seed_dir)
+        learned = record.rollouts > 0
         if policies is not None:
-            kept = copy_policy(seed_dir, policies.resolve() / method / f"seed{seed}", policy=record.rollouts > 0)
-            policy_dir = _display(kept) if record.rollouts > 0 else policy_dir
+            kept = copy_policy(seed_dir, policies.resolve() / method / f"seed{seed}", policy=learned)
+            policy_dir = _display(kept) if learned else policy_dir
         row: dict[str, Any] = {
             "benchmark": settings["benchmark"], "agent": _agent(seed_dir), "method": method, "seed": seed,
             "n": estimate.n, "mean": round(estimate.mean, 4), "ci95": _ci(estimate),

@@ -40,7 +40,8 @@ run() {
   if ls "$WHEELS"/*.whl >/dev/null 2>&1; then
     # only what the image lacks: an image package of another version stays (its own deps are pinned to it); but
     # pydantic comes with its own dependencies (an image's older typing-inspection breaks pydantic 2.14)
-    local missing=() family="pydantic pydantic_core annotated_types typing_inspection typing_extensions" with_pydantic=0
+    local missing=() with_pydantic=0
+    local family="pydantic pydantic_core annotated_types typing_inspection typing_extensions"
     "$PY" -c "import pydantic" 2>/dev/null || with_pydantic=1
     for whl in "$WHEELS"/*.whl; do
       local name; name=$(basename "$whl" | cut -d- -f1)
