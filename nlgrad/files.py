@@ -27,12 +27,13 @@ def storage_error(path: Path, exc: OSError) -> OSError:
     return exc
 
 
-def write_text_atomic(path: Path, text: str, *, overwrite: bool = True) -> None:
+def write_text_atomic(path: Path, text: str, *, overwrite: bool = True, mode: int | None = None) -> None:
     """Write ``text`` to ``path`` via temp file + fsync + rename. With overwrite=False an existing file is an error.
+    ``mode`` sets the new file's permission bits before the rename (default: the temp file's 0600).
     A full or failing disk raises StorageError and leaves the old file as it was."""
     path = Path(path)
     try:
-        _write_text_atomic(path, text, overwrite=overwrite)
+        _write_text_atomic(path, text, overwrite=overwrite, mode=mode)
     except OSError as exc:
         error = storage_error(path, exc)
         if error is exc:
@@ -40,11 +41,13 @@ def write_text_atomic(path: Path, text: str, *, overwrite: bool = True) -> None:
         raise error from exc
 
 
-def _write_text_atomic(path: Path, text: str, *, overwrite: bool) -> None:
+def _write_text_atomic(path: Path, text: str, *, overwrite: bool, mode: int | None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())

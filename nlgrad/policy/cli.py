@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import stat
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -13,8 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from nlgrad.errors import NlgradError
-from nlgrad.files import write_text_atomic
 from nlgrad.policy.blocks import apply_block
+from nlgrad.policy.deploy import write_prompt_file
 from nlgrad.policy.diff import diff_files, diff_markup, diff_versions
 from nlgrad.policy.errors import PolicyFileError
 from nlgrad.policy.store import load_policy
@@ -172,10 +170,9 @@ def apply(path: Path = PathArg,
     if updated == text:
         typer.echo(f"{prompt_file}: already up to date (policy v{memory.version}, route {route})")
         return
-    mode = stat.S_IMODE(prompt_file.stat().st_mode)
-    write_text_atomic(prompt_file, updated, overwrite=True)
     try:
-        os.chmod(prompt_file, mode)
-    except OSError:
-        pass
-    typer.echo(f"{prompt_file}: applied policy v{memory.version} for route {route}")
+        target = write_prompt_file(prompt_file, updated)
+    except NlgradError as exc:
+        raise _fail(exc) from None
+    via = f" (through the link to {target})" if prompt_file.is_symlink() else ""
+    typer.echo(f"{prompt_file}: applied policy v{memory.version} for route {route}{via}")
