@@ -74,6 +74,10 @@ class LearnerLM:
     def model_for(self, role: str) -> str:  # noqa: ARG002 - one model plays the agent role
         return self.name
 
+    def constrains_json(self, role: str) -> bool:  # noqa: ARG002
+        """No decoding grammar: the learner samples freely (the PPO ratio is over the unconstrained softmax)."""
+        return False
+
     def take_turns(self) -> list[SampledTurn]:
         """The turns this thread sampled since its last call (one episode, when called after each episode)."""
         with self._lock:
