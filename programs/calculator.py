@@ -30,7 +30,9 @@ def extract_expression(reply: str) -> str:
 
 
 def _bounded(value: float) -> float:
-    """``value`` if it is a finite number within ``MAX_BITS``; else ValueError."""
+    """``value`` if it is a finite real number within ``MAX_BITS``; else ValueError."""
+    if not isinstance(value, (int, float)):  # a negative number to a fractional power is complex
+        raise ValueError(f"the result is not a real number ({type(value).__name__})")
     if isinstance(value, int) and value.bit_length() > MAX_BITS:
         raise ValueError(f"a number of {value.bit_length()} bits is past the calculator's {MAX_BITS}-bit limit")
     if isinstance(value, float) and (value != value or abs(value) == float("inf")):
@@ -63,13 +65,14 @@ def _value(node: ast.AST) -> float:
         _check_operands(node.op, left, right)
         return _bounded(_BINARY[type(node.op)](left, right))
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-        return _UNARY[type(node.op)](_value(node.operand))
+        return _bounded(_UNARY[type(node.op)](_value(node.operand)))
     raise ValueError(f"not arithmetic: {ast.dump(node)[:80]}")
 
 
 def calculate(expression: str) -> str:
     """The value of ``expression`` as text: an integer when it is whole, else rounded to 4 decimals. Raises
-    ValueError (naming the expression) for anything that is not plain arithmetic or divides by zero."""
+    ValueError (naming the expression) for anything that is not plain arithmetic, divides by zero or has no real
+    value; every other evaluation error becomes that ValueError too, so a caller handles one exception type."""
     text = expression.strip().replace("×", "*").replace("÷", "/").replace("^", "**")
     if not text:
         raise ValueError("empty expression")
@@ -80,5 +83,5 @@ def calculate(expression: str) -> str:
         if isinstance(value, int):
             return str(value)
         return str(int(value)) if value.is_integer() else f"{value:.4f}".rstrip("0").rstrip(".")
-    except (SyntaxError, ZeroDivisionError, ValueError, OverflowError, RecursionError, MemoryError) as exc:
+    except Exception as exc:  # noqa: BLE001 - SyntaxError, ArithmeticError, TypeError, RecursionError, MemoryError...
         raise ValueError(f"cannot evaluate {expression!r}: {exc or type(exc).__name__}") from None
