@@ -72,7 +72,10 @@ def register(app: typer.Typer) -> None:
         tapo_max_tokens: int = typer.Option(64, "--tapo-max-tokens", help="TAPO: observation tokens predicted."),
         stapo_z: float = typer.Option(1.0, "--stapo-z", help="STAPO: entropy |z| in the anchor group above which "
                                       "a turn is an outlier."),
-        stapo_scale: float = typer.Option(0.5, "--stapo-scale", help="STAPO: factor on an outlier's advantage."),
+        stapo_scale: float = typer.Option(0.5, "--stapo-scale", help="STAPO: an outlier's trajectory-aware reward "
+                                          "(factor on its episode's GRPO advantage)."),
+        stapo_penalty: float = typer.Option(0.5, "--stapo-penalty", help="STAPO: trajectory-independent penalty "
+                                            "of every outlier turn."),
         iapo_coef: float = typer.Option(1.0, "--iapo-coef", help="IAPO: weight of supported/failed uses in a "
                                         "turn's routing weight."),
         rules: Optional[str] = typer.Option(None, "--rules", help="JERP weight half: policy directory (rule pool) "
@@ -117,8 +120,8 @@ def register(app: typer.Typer) -> None:
                             difficulty_weight=difficulty_weight, route_failure_weight=route_failure_weight,
                             milestone_coef=milestone_coef, revisit_share=revisit_share, guide_hint=guide_hint,
                             tapo_coef=tapo_coef, tapo_max_tokens=tapo_max_tokens, stapo_z=stapo_z,
-                            stapo_scale=stapo_scale, iapo_coef=iapo_coef, rules=rules, rules_k=rules_k,
-                            rules_embedder=rules_embedder, save_every=save_every,
+                            stapo_scale=stapo_scale, stapo_penalty=stapo_penalty, iapo_coef=iapo_coef, rules=rules,
+                            rules_k=rules_k, rules_embedder=rules_embedder, save_every=save_every,
                             eval_n=eval_n, test_n=test_n, val_n=val_n, val_every=val_every,
                             eval_step_cap=eval_step_cap)
         if external is not None and test_n < 1:

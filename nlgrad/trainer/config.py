@@ -67,7 +67,10 @@ class TrainConfig(BaseModel):
     tapo_max_tokens: int = Field(default=64, ge=1, description="TAPO: observation tokens predicted per turn")
     stapo_z: float = Field(default=1.0, ge=0.0, description="STAPO: |z| of a turn's entropy in its anchor group "
                            "above which the turn is an outlier")
-    stapo_scale: float = Field(default=0.5, ge=0.0, description="STAPO: factor on an outlier turn's advantage")
+    stapo_scale: float = Field(default=0.5, ge=0.0, description="STAPO: trajectory-aware reward of an outlier turn, "
+                               "as a factor on its episode's GRPO advantage")
+    stapo_penalty: float = Field(default=0.5, ge=0.0, description="STAPO: trajectory-independent penalty "
+                                 "subtracted from every outlier turn's advantage")
     iapo_coef: float = Field(default=1.0, ge=0.0, description="IAPO: weight of a turn's supported/failed uses in "
                              "its routing weight")
     rules: str | None = Field(default=None, description="JERP weight half: a policy directory (rule pool) whose "

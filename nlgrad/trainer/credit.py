@@ -171,8 +171,8 @@ def assign_advantages(groups: list[list[EpisodeRollout]], config: TrainConfig, s
         elif config.method == "stapo":
             per_turn, outliers = stapo_advantages(returns, [[t.anchor for t in ep.turns] for ep in group],
                                                   [[t.entropy for t in ep.turns] for ep in group],
-                                                  z_threshold=config.stapo_z, scale=config.stapo_scale,
-                                                  normalize=norm)
+                                                  z_threshold=config.stapo_z, reward_coef=config.stapo_scale,
+                                                  penalty=config.stapo_penalty, normalize=norm)
             stats["entropy_outliers"] = stats.get("entropy_outliers", 0) + outliers
         elif config.method == "iapo":
             per_turn = iapo_advantages(returns, [[t.uses_supported for t in ep.turns] for ep in group],

@@ -1,4 +1,5 @@
-"""STAPO's entropy outliers within anchor groups and IAPO's routing-weight split, on hand-computed numbers."""
+"""STAPO's entropy outliers within anchor groups and their reward/penalty treatment, and IAPO's routing-weight split,
+on hand-computed numbers."""
 
 import math
 
@@ -25,13 +26,34 @@ def test_entropy_outliers_within_anchor_groups():
                                                                                         [False]]
 
 
-def test_stapo_scales_outlier_advantages():
-    # GRPO (std) of [1, 0, 0]: mean 1/3, std sqrt(2/9) -> [1.414214, -.707107, -.707107]
-    out, n = stapo_advantages([1.0, 0.0, 0.0], ANCHORS, ENTROPIES, z_threshold=1.0, scale=0.5)
+def test_stapo_outliers_get_a_trajectory_aware_reward_minus_a_trajectory_independent_penalty():
+    # GRPO (std) of [1, 0, 0]: mean 1/3, std sqrt(2/9) -> [1.414214, -.707107, -.707107]; outliers (anchor x): the
+    # won episode's first turn and the third episode's turn. Outlier = .5 * A_grpo - .5; the rest keep A_grpo.
+    out, n = stapo_advantages([1.0, 0.0, 0.0], ANCHORS, ENTROPIES, z_threshold=1.0, reward_coef=0.5, penalty=0.5)
     assert n == 2
-    assert close(out, [[0.707107, 1.414214], [-0.707107], [-0.353553]], tol=1e-4)
-    out, n = stapo_advantages([1.0, 0.0, 0.0], ANCHORS, ENTROPIES, z_threshold=1.0, scale=1.0)
+    assert close(out, [[0.207107, 1.414214], [-0.707107], [-0.853553]], tol=1e-4)
+    # the won episode's outlier is not simply reinforced: below its episode's ordinary turn by .5 * 1.414 + .5
+    assert out[0][0] < out[0][1] - 1.2
+    # reward_coef 1, penalty 0 is GRPO
+    out, _ = stapo_advantages([1.0, 0.0, 0.0], ANCHORS, ENTROPIES, z_threshold=1.0, reward_coef=1.0, penalty=0.0)
     assert close(out, [[1.414214, 1.414214], [-0.707107], [-0.707107]], tol=1e-4)
+
+
+def test_stapo_penalty_is_independent_of_the_trajectory():
+    # a flat group (every score 1: GRPO advantage 0 everywhere) still pushes its outliers down by the penalty alone
+    out, n = stapo_advantages([1.0, 1.0, 1.0], ANCHORS, ENTROPIES, z_threshold=1.0, reward_coef=0.5, penalty=0.3)
+    assert n == 2 and close(out, [[-0.3, 0.0], [0.0], [-0.3]])
+
+
+def test_stapo_reward_follows_the_trajectory_of_the_outlier():
+    # the same outlier pattern, the outcome swapped (episode 2 won): the reward moves with the trajectory.
+    # GRPO (mean) of [0, 0, 1]: [-1/3, -1/3, 2/3]; outliers: .5 * A - .2
+    won_last, _ = stapo_advantages([0.0, 0.0, 1.0], ANCHORS, ENTROPIES, reward_coef=0.5, penalty=0.2,
+                                   normalize="mean")
+    assert close(won_last, [[-1 / 6 - 0.2, -1 / 3], [-1 / 3], [1 / 3 - 0.2]])
+    won_first, _ = stapo_advantages([1.0, 0.0, 0.0], ANCHORS, ENTROPIES, reward_coef=0.5, penalty=0.2,
+                                    normalize="mean")
+    assert close(won_first, [[1 / 3 - 0.2, 2 / 3], [-1 / 3], [-1 / 6 - 0.2]])
 
 
 def test_iapo_splits_the_episode_advantage_by_routing_weights():
