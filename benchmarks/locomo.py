@@ -80,8 +80,8 @@ class LocomoBenchmark:
             if self._qa is not None:
                 return
             root = resolve_data_dir("locomo", ENV_VAR, self.data_dir, required=FILES)
-            conversations = {c["sample_id"]: c for c in read_jsonl(root / "conversations.jsonl")}
-            qa = list(read_jsonl(root / "qa.jsonl"))
+            conversations = {c["sample_id"]: c for c in read_jsonl(root / "conversations.jsonl", unique="sample_id")}
+            qa = list(read_jsonl(root / "qa.jsonl", unique="qid"))
             missing = sorted({q["sample_id"] for q in qa} - set(conversations))
             if missing:
                 raise BenchmarkError(f"{root / 'qa.jsonl'} refers to conversations missing from "

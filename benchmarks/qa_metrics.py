@@ -97,9 +97,12 @@ def resolve_data_dir(name: str, env_var: str, data_dir: str | Path | None = None
     )
 
 
-def read_jsonl(path: Path, required: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
-    """Rows of a JSON-lines file; a bad line, or a row without one of the ``required`` fields, raises
-    :class:`BenchmarkError` naming the file, the line and the field."""
+def read_jsonl(path: Path, required: tuple[str, ...] = (), unique: str | None = "id") -> Iterator[dict[str, Any]]:
+    """Rows of a JSON-lines file; a bad line, a row without one of the ``required`` fields, or a row whose
+    ``unique`` field (default ``id``; compared as text) repeats an earlier row's raises :class:`BenchmarkError`
+    naming the file, the line and the field or id: task ids are built from it, and results, traces and resume are
+    keyed by the task id."""
+    seen: dict[str, int] = {}
     try:
         handle = path.open(encoding="utf-8")
     except OSError as exc:
@@ -118,6 +121,13 @@ def read_jsonl(path: Path, required: tuple[str, ...] = ()) -> Iterator[dict[str,
             if missing:
                 raise BenchmarkError(f"{path} line {number}: the row (id {row.get('id')!r}) has no field "
                                      f"{missing[0]!r}")
+            if unique is not None and isinstance(row, dict) and unique in row:
+                key = str(row[unique])
+                if key in seen:
+                    raise BenchmarkError(f"{path} line {number}: duplicate {unique} {key!r} (also on line "
+                                         f"{seen[key]}); each row needs its own {unique}, since the task id is made "
+                                         "from it")
+                seen[key] = number
             yield row
 
 

@@ -30,7 +30,7 @@ from nlgrad.files import STORAGE_ERRNOS
 from nlgrad.lm.client import LM
 from nlgrad.redact import redact
 from nlgrad.runtime.context import RunContext
-from nlgrad.runtime.protocols import Benchmark, Environment, PolicySource, Program, Task
+from nlgrad.runtime.protocols import Benchmark, Environment, PolicySource, Program, Task, distinct_tasks
 from nlgrad.runtime.rundir import RunDir
 from nlgrad.runtime.task_result import TaskResult
 from nlgrad.runtime.trace import Trace, to_jsonable
@@ -153,14 +153,15 @@ class Executor:
     # ---- many tasks -----------------------------------------------------------------------------------------
     def run(self, tasks: list[Task], *, resume: bool = False) -> RunResult:
         done: dict[str, dict[str, Any]] = self.run_dir.load_results() if (resume and self.run_dir) else {}
-        todo = [t for t in tasks if t.id not in done]
+        unique = distinct_tasks(tasks, self.source)  # a repeated id must name one task; it runs once
+        todo = [t for t in unique if t.id not in done]
         results: dict[str, TaskResult] = {tid: TaskResult(**rec) for tid, rec in done.items()}
         traces: dict[str, Trace] = {}
         start = time.monotonic()
         progress = self._progress_bar()
         try:
             with progress:
-                bar = progress.add_task(self.label, total=len(tasks), completed=len(tasks) - len(todo),
+                bar = progress.add_task(self.label, total=len(unique), completed=len(unique) - len(todo),
                                         score=_fmt_mean(list(results.values())), tokens=0)
                 with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="nlgrad-task") as pool:
                     futures = {pool.submit(self.run_task, task): task for task in todo}
@@ -178,6 +179,11 @@ class Executor:
         return self._finish(tasks, results, traces, start)
 
     # ---- bookkeeping shared with RayExecutor --------------------------------------------------------------
+    @property
+    def source(self) -> str:
+        """The benchmark's id (its class name if it has none), for error messages."""
+        return str(getattr(self.benchmark, "id", None) or type(self.benchmark).__name__)
+
     def _progress_bar(self) -> Progress:
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("score {task.fields[score]}"), TextColumn("tok {task.fields[tokens]}"),

@@ -33,6 +33,23 @@ class Task:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+def distinct_tasks(tasks: list[Task], source: str) -> list[Task]:
+    """``tasks`` without repeats of an identical task (a sampler may repeat one; it runs once). Two *different*
+    tasks with one id raise :class:`~nlgrad.errors.BenchmarkError` naming ``source`` (a benchmark id) and the id:
+    results, trace files and resume are keyed by the id, so one would silently overwrite the other."""
+    from nlgrad.errors import BenchmarkError
+
+    first: dict[str, tuple[int, Task]] = {}
+    for number, task in enumerate(tasks, 1):
+        if task.id not in first:
+            first[task.id] = (number, task)
+        elif first[task.id][1] != task:
+            raise BenchmarkError(f"{source}: the task id {task.id!r} names two different tasks (tasks "
+                                 f"{first[task.id][0]} and {number} of the list); each task needs its own id, since "
+                                 "results, traces and resume are keyed by it")
+    return [task for _, task in first.values()]
+
+
 class MetricResult(BaseModel):
     """A score in [0, 1], a success flag, and what went wrong in words (critics read ``feedback``).
 

@@ -42,7 +42,7 @@ from nlgrad.lm.ledger import Ledger
 from nlgrad.redact import redact
 from nlgrad.redact import register as register_secret
 from nlgrad.runtime.executor import Executor, RunResult, TaskResult, _fmt_mean
-from nlgrad.runtime.protocols import Task
+from nlgrad.runtime.protocols import Task, distinct_tasks
 from nlgrad.runtime.trace import Trace
 
 EXECUTOR_KINDS = ("thread", "ray")
@@ -251,7 +251,8 @@ class RayExecutor(Executor):
     def run(self, tasks: list[Task], *, resume: bool = False) -> RunResult:
         ray = import_ray()
         done: dict[str, dict[str, Any]] = self.run_dir.load_results() if (resume and self.run_dir) else {}
-        todo = [t for t in tasks if t.id not in done]
+        unique = distinct_tasks(tasks, self.source)  # a repeated id must name one task; it runs once
+        todo = [t for t in unique if t.id not in done]
         results: dict[str, TaskResult] = {tid: TaskResult(**rec) for tid, rec in done.items()}
         traces: dict[str, Trace] = {}
         start = time.monotonic()
@@ -271,7 +272,7 @@ class RayExecutor(Executor):
         queue = list(todo)
         try:
             with progress:
-                bar = progress.add_task(self.label, total=len(tasks), completed=len(tasks) - len(todo),
+                bar = progress.add_task(self.label, total=len(unique), completed=len(unique) - len(todo),
                                         score=_fmt_mean(list(results.values())), tokens=0)
                 while queue or pending:
                     while queue and len(pending) < self.workers:
