@@ -64,6 +64,8 @@ def register(app: typer.Typer) -> None:
                                                    "(1 + w * the route's failure rate in the batch)."),
         milestone_coef: float = typer.Option(1.0, "--milestone-coef", help="MileGPO: weight of the milestone/trap "
                                              "shaping return."),
+        milestone_prior: float = typer.Option(1.0, "--milestone-prior", help="MileGPO: reliability prior (a "
+                                              "candidate seen by n episodes keeps n / (n + prior) of its value)."),
         revisit_share: float = typer.Option(0.25, "--revisit-share", help="TIGPO: share of a step's task slots "
                                             "that revisit earlier tasks."),
         guide_hint: str = typer.Option("", "--guide-hint", help="ActGuide-RL: plan hint of the re-rolls of "
@@ -118,7 +120,8 @@ def register(app: typer.Typer) -> None:
                             workers=workers, lr=lr, ppo_epochs=ppo_epochs, minibatch=minibatch, clip_eps=clip_eps,
                             kl_coef=kl_coef, normalize=normalize, omega=omega, gamma=gamma, progpo_step=progpo_step,
                             difficulty_weight=difficulty_weight, route_failure_weight=route_failure_weight,
-                            milestone_coef=milestone_coef, revisit_share=revisit_share, guide_hint=guide_hint,
+                            milestone_coef=milestone_coef, milestone_prior=milestone_prior,
+                            revisit_share=revisit_share, guide_hint=guide_hint,
                             tapo_coef=tapo_coef, tapo_max_tokens=tapo_max_tokens, stapo_z=stapo_z,
                             stapo_scale=stapo_scale, stapo_penalty=stapo_penalty, iapo_coef=iapo_coef, rules=rules,
                             rules_k=rules_k, rules_embedder=rules_embedder, save_every=save_every,

@@ -59,6 +59,8 @@ class TrainConfig(BaseModel):
     difficulty_weight: float = Field(default=1.0, ge=0.0, description="HiDiffTIR: weight of group difficulty")
     route_failure_weight: float = Field(default=1.0, ge=0.0, description="HiDiffTIR: weight of route failure rate")
     milestone_coef: float = Field(default=1.0, ge=0.0, description="MileGPO: weight of milestone/trap shaping")
+    milestone_prior: float = Field(default=1.0, ge=0.0, description="MileGPO: reliability prior; a candidate seen by "
+                                   "n episodes keeps n / (n + prior) of its outcome confidence (0: uncalibrated)")
     revisit_share: float = Field(default=0.25, ge=0.0, le=1.0, description="TIGPO: share of a step's task slots "
                                  "that revisit tasks trained on before")
     guide_hint: str = Field(default="", description="ActGuide-RL: the plan hint of re-rolls ('' : the default "

@@ -163,7 +163,7 @@ def assign_advantages(groups: list[list[EpisodeRollout]], config: TrainConfig, s
         elif config.method == "milegpo":
             per_turn = milegpo_advantages(returns, [ep.success for ep in group], [ep.observations for ep in group],
                                           [turn_steps(ep) for ep in group], coef=config.milestone_coef,
-                                          gamma=config.gamma, normalize=norm)
+                                          gamma=config.gamma, prior=config.milestone_prior, normalize=norm)
         elif config.method == "tigpo":
             if task_stats is None:
                 task_stats = TaskAnchorStats()

@@ -176,7 +176,8 @@ def test_resume_differences_of_a_run_written_before_options_were_added():
     now = TrainConfig(benchmark="twx/coin", model="tiny", method="progpo", lr=1e-3)
     old = now.model_dump(mode="json")
     for added in ("rules", "rules_k", "rules_embedder", "revisit_share", "guide_hint", "tapo_coef", "tapo_max_tokens",
-                  "stapo_z", "stapo_scale", "stapo_penalty", "iapo_coef", "difficulty_weight", "milestone_coef"):
+                  "stapo_z", "stapo_scale", "stapo_penalty", "iapo_coef", "difficulty_weight", "milestone_coef",
+                  "milestone_prior"):
         del old[added]
     assert now.resume_differences(old) == []  # the added options at their defaults: the same run
     assert now.resume_differences({**old, "steps": 99, "eval_n": 5}) == []  # resumable fields may change
