@@ -52,6 +52,12 @@ class PolicyDiff(BaseModel):
     new_label: str
     old_version: int
     new_version: int
+    old_program: str | None = None
+    new_program: str | None = None
+    old_benchmark: str | None = None
+    new_benchmark: str | None = None
+    mismatch: list[str] = Field(default_factory=list, description="how the two policies' origins differ (program, "
+                                "benchmark); empty when both were learned for the same ones")
     routes: list[RouteDiff] = Field(default_factory=list)
 
     @property
@@ -66,11 +72,23 @@ _EDIT_FIELDS = ("text", "when", "kind", "status")
 _COUNTER_FIELDS = ("helpful", "harmful", "support")
 
 
+def origin_mismatch(old: PolicyMemory, new: PolicyMemory) -> list[str]:
+    """One line per origin field (program, benchmark) recorded in both memories with different values."""
+    lines = []
+    for field, plural in (("program", "programs"), ("benchmark", "benchmarks")):
+        a, b = getattr(old, field), getattr(new, field)
+        if a and b and a != b:
+            lines.append(f"the two policies are for different {plural}: {a!r} vs {b!r}")
+    return lines
+
+
 def diff_memories(old: PolicyMemory, new: PolicyMemory, *, old_label: str | None = None,
                   new_label: str | None = None) -> PolicyDiff:
-    """Compare two memories route by route."""
+    """Compare two memories route by route (and say when they come from different programs or benchmarks)."""
     result = PolicyDiff(old_label=old_label or f"v{old.version}", new_label=new_label or f"v{new.version}",
-                        old_version=old.version, new_version=new.version)
+                        old_version=old.version, new_version=new.version, old_program=old.program,
+                        new_program=new.program, old_benchmark=old.benchmark, new_benchmark=new.benchmark,
+                        mismatch=origin_mismatch(old, new))
     for route in sorted(set(old.routes()) | set(new.routes())):
         before = {e.id: e for e in old.entries(route)}
         after = {e.id: e for e in new.entries(route)}
@@ -132,6 +150,7 @@ def _entry_text(entry: PolicyEntry) -> str:
 def diff_markup(diff: PolicyDiff) -> str:
     """The whole diff as rich markup (coloured on a terminal; markers keep it readable without colour)."""
     lines = [f"[bold]--- {escape(diff.old_label)}[/bold]", f"[bold]+++ {escape(diff.new_label)}[/bold]"]
+    lines += [f"[bold yellow]note:[/bold yellow] {escape(line)}" for line in diff.mismatch]
     if diff.empty:
         lines.append("no changes")
         return "\n".join(lines)
