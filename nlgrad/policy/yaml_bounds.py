@@ -24,21 +24,33 @@ def _where(event) -> str:
     return f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else "<file>"
 
 
+def _too_many(max_nodes: int, written: int, source: Path | str, event) -> PolicyFileError:
+    """The error for a document past ``max_nodes``: too large as written, or blown up by its aliases."""
+    if written > max_nodes:
+        return PolicyFileError(f"the YAML has more than {max_nodes} nodes as written (a policy within its bounds has "
+                               "a few thousand); it is refused before it is built", path=source, field=_where(event),
+                               value=None)
+    return PolicyFileError(f"the YAML expands to more than {max_nodes} nodes (nested aliases: *name references); "
+                           "write the content out instead", path=source, field=_where(event),
+                           value=getattr(event, "anchor", None))
+
+
 def check_yaml_bounds(text: str, source: Path | str, *, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> None:
     """Raise :class:`PolicyFileError` if ``text`` nests deeper than ``max_depth`` or expands (aliases included) to
     more than ``max_nodes`` nodes. YAML syntax errors propagate as ``yaml.MarkedYAMLError``."""
     anchors: dict[str, int] = {}  # anchor -> expanded node count of the node it names
     stack: list[list] = []  # open collections: [anchor, expanded count so far]
+    written = 0  # nodes as written (an alias counts once): past max_nodes, the file itself is too large
 
     def add(count: int, event) -> None:
         if stack:
             stack[-1][1] += count
             if stack[-1][1] > max_nodes:
-                raise PolicyFileError(f"the YAML expands to more than {max_nodes} nodes (nested aliases: *name "
-                                      "references); write the content out instead", path=source,
-                                      field=_where(event), value=getattr(event, "anchor", None))
+                raise _too_many(max_nodes, written, source, event)
 
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.CollectionStartEvent, yaml.ScalarEvent, yaml.AliasEvent)):
+            written += 1
         if isinstance(event, yaml.CollectionStartEvent):
             stack.append([event.anchor, 1])
             if len(stack) > max_depth:

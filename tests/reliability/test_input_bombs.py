@@ -58,6 +58,21 @@ def test_yaml_alias_bomb_is_refused_fast(tmp_path):
     assert len(done.stdout) < 1000  # the message does not print the expanded value
 
 
+def test_a_policy_too_large_as_written_is_not_blamed_on_aliases(tmp_path):
+    """100k plain entries (no anchor, no alias) pass the node bound as written: the message says so, instead of
+    pointing the user at nested aliases the file does not have."""
+    path = tmp_path / "huge.yaml"
+    path.write_text("schema_version: 1\nprogram: toy\nroutes:\n  toy.say:\n"
+                    + "".join(f"    - text: Entry {i}.\n" for i in range(100_000)))
+    start = time.monotonic()
+    with pytest.raises(PolicyFileError) as info:
+        parse_policy_text(path.read_text(), source=path)
+    assert time.monotonic() - start < LIMIT_S
+    message = str(info.value)
+    assert str(path) in message and "more than 100000 nodes as written" in message
+    assert "alias" not in message
+
+
 def test_yaml_nested_too_deep_is_a_clear_error():
     text = "schema_version: 1\nprogram: toy\nroutes: " + "[" * 1000 + "]" * 1000 + "\n"
     with pytest.raises(PolicyFileError, match="nests deeper than 50 levels") as info:
