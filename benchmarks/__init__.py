@@ -9,4 +9,6 @@ CATALOG: dict[str, str] = {
     "ifbench": "nlgrad.benchmarks.ifbench:IFBenchBenchmark",
     "ifeval": "nlgrad.benchmarks.ifeval:IFEvalBenchmark",
     "tau2": "nlgrad.benchmarks.tau2:Tau2Benchmark",
+    "banking77": "nlgrad.benchmarks.banking77:Banking77Benchmark",
+    "clinc150": "nlgrad.benchmarks.clinc150:Clinc150Benchmark",
 }

@@ -24,4 +24,7 @@ CATALOG: dict[str, str] = {
     "tau2_idle_floor": "nlgrad.programs.tau2_agent:Tau2IdleFloor",
     "echo_floor": "nlgrad.programs.floors:EchoFloor",
     "majority_floor": "nlgrad.programs.floors:MajorityLabelFloor",
+    "nearest_label_floor": "nlgrad.programs.floors:NearestLabelFloor",
+    "intent_classify": "nlgrad.programs.intent_classify:IntentClassifyProgram",
+    "intent_route": "nlgrad.programs.intent_route:IntentRouteProgram",
 }

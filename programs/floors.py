@@ -1,4 +1,5 @@
-"""Trivial floors for static benchmarks (no LM): echo the task's main text, or answer the majority train label."""
+"""Floors for static benchmarks (no LM): echo the task's main text, answer the majority train label, or the label of
+the most similar train message (BM25), what a user would try first on a routing task."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from nlgrad.runtime.context import RunContext
 from nlgrad.runtime.protocols import Task
+from nlgrad.text import BM25Index
 
 TEXT_KEYS = ("question", "prompt", "claim", "text")
 
@@ -47,3 +49,27 @@ class MajorityLabelFloor:
 
     def run(self, task: Task, ctx: RunContext) -> Any:  # noqa: ARG002
         return self.label
+
+
+class NearestLabelFloor:
+    """Outputs the gold label of the train task whose main text is most similar to the task's (BM25 over the train
+    split; no LM). Ties and a query with no word in common: the majority train label."""
+
+    name = "nearest_label_floor"
+    routes: list[str] = []
+
+    def __init__(self, benchmark=None):
+        if benchmark is None:
+            raise ValueError("nearest_label_floor needs the benchmark to index its train split")
+        train = benchmark.tasks("train")
+        self.labels = [gold_label(t.gold) for t in train]
+        self.index = BM25Index([_main_text(t) for t in train])
+        self.majority = MajorityLabelFloor(benchmark).label
+
+    def run(self, task: Task, ctx: RunContext) -> Any:  # noqa: ARG002
+        hits = self.index.search(_main_text(task), 1)
+        return self.labels[hits[0][0]] if hits and hits[0][1] > 0 else self.majority
+
+
+def _main_text(task: Task) -> str:
+    return next((task.inputs[k] for k in (*TEXT_KEYS, "message") if isinstance(task.inputs.get(k), str)), "")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from nlgrad.policy.schema import MAX_EXAMPLES_PER_ROUTE
+
 
 class PolicyBounds(BaseModel):
     """Limits on one update and on each route. Defaults suit short route-local corrections."""
@@ -24,6 +26,10 @@ class PolicyBounds(BaseModel):
     max_edit_cost: int = Field(
         default=160, ge=1,
         description="total token edit distance one update may cause across all routes (default 160)")
+    max_examples_per_route: int = Field(
+        default=MAX_EXAMPLES_PER_ROUTE, ge=0, le=100_000,
+        description=f"active example entries a route may hold (default {MAX_EXAMPLES_PER_ROUTE}; a policy whose "
+                    "selection shows each call its k nearest examples may hold more)")
     dedupe_threshold: float = Field(
         default=0.8, gt=0.0, le=1.0,
         description="similarity at or above which an added entry is merged into an existing one (default 0.8)")

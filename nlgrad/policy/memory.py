@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from nlgrad.policy.relevance import EntrySelector
-from nlgrad.policy.render import ordered_active, render_entries, render_line
+from nlgrad.policy.render import ordered_active, render_call_parts, render_entries, render_line
 from nlgrad.policy.schema import (SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS, FieldProblem, PolicyEntry, RouteName,
                                   Selection, split_seq_id)
 from nlgrad.policy.tokens import count_tokens
@@ -155,6 +155,17 @@ class PolicyMemory(BaseModel):
         module call is given and what its trace records (the runtime's ``SelectingPolicySource``)."""
         entries = self.shown_entries(route, for_input, selector)
         return "\n".join(render_line(e) for e in entries), [e.id for e in entries]
+
+    @property
+    def examples_as_turns(self) -> bool:
+        """Whether this policy shows its ``example`` entries as prior conversation turns (``selection.examples_as``)."""
+        return self.selection is not None and self.selection.examples_as == "turns"
+
+    def render_call(self, route: str, for_input: str | None,
+                    selector: EntrySelector | None = None) -> tuple[str, list[str], list[tuple[str, str]]]:
+        """:meth:`render_shown` and the ``(user, assistant)`` turns of the examples the call is shown, where the
+        policy shows examples as turns (:attr:`examples_as_turns`; then the text leaves them out)."""
+        return render_call_parts(self.shown_entries(route, for_input, selector), self.examples_as_turns)
 
     def apply_to(self, prompt_text: str, route: str) -> str:
         """``prompt_text`` with this route's delimited policy block inserted or replaced (idempotent)."""

@@ -122,10 +122,15 @@ def selector_for(selection: Selection | None) -> EntrySelector:
     """The selector a policy's recorded ``selection`` names (None: patterns, no cap)."""
     if selection is None:
         return PatternSelector()
-    if selection.kind == "retrieval":
+    if selection.kind in ("retrieval", "examples"):
         from nlgrad.text.embeddings import load_embedder
 
-        return RetrievalSelector(load_embedder(selection.embedder).embed, k=selection.k or 4,
+        embedder = load_embedder(selection.embedder)
+        if selection.kind == "examples":
+            from nlgrad.policy.example_selection import NearestExamplesSelector
+
+            return NearestExamplesSelector(embedder.embed, k=selection.k or 8, name=embedder.name)
+        return RetrievalSelector(embedder.embed, k=selection.k or 4,
                                  utility_weight=selection.utility_weight)
     return PatternSelector(top_k=selection.k)
 

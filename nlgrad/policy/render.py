@@ -51,3 +51,13 @@ def ordered_active(entries: Iterable[PolicyEntry]) -> list[PolicyEntry]:
 
 def render_entries(entries: Iterable[PolicyEntry]) -> str:
     return "\n".join(render_line(e) for e in ordered_active(entries))
+
+
+def render_call_parts(entries: list[PolicyEntry], examples_as_turns: bool) -> tuple[str, list[str], list[tuple[str, str]]]:
+    """The text, the ids and the prior turns of the entries a call is shown: with ``examples_as_turns``, each
+    ``example`` entry in ``Input:/Output:`` form becomes a ``(user, assistant)`` turn instead of a line."""
+    from nlgrad.policy.examples import split_example
+
+    turns = [split_example(e.text) if examples_as_turns and e.kind == EntryKind.example else None for e in entries]
+    text = "\n".join(render_line(e) for e, turn in zip(entries, turns) if turn is None)
+    return text, [e.id or "" for e in entries], [turn for turn in turns if turn is not None]

@@ -24,8 +24,9 @@ MAX_TEXT_CHARS = 8000
 MAX_EXAMPLE_CHARS = 2000
 """An ``example`` entry (a worked input -> output) is short: its text is limited to this many characters."""
 MAX_EXAMPLES_PER_ROUTE = 8
-"""At most this many active ``example`` entries per route (:func:`nlgrad.policy.apply_update` trims the rest with
-rule ``max_examples_per_route``); they also count against the route's entry and token bounds like any entry."""
+"""The default of ``PolicyBounds.max_examples_per_route``: active ``example`` entries per route
+(:func:`nlgrad.policy.apply_update` trims the rest with rule ``max_examples_per_route``); they also count against the
+route's entry and token bounds like any entry."""
 _ROUTE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-/:]*$")
 _ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-/:#]*$")
 _SEQ_ID_RE = re.compile(r"^(?P<route>.+)#(?P<n>\d+)$")
@@ -117,11 +118,15 @@ class Selection(BaseModel):
     """How a module call's entries are chosen from a route (:mod:`nlgrad.policy.relevance`), recorded with the
     policy so that every reader selects as the method that learned it did. ``patterns``: conditional entries by
     their ``match`` (``k`` caps them per call); ``retrieval``: the top ``k`` entries by embedding similarity to the
-    input plus ``utility_weight`` x a utility bonus (JERP's rule pool)."""
+    input plus ``utility_weight`` x a utility bonus (JERP's rule pool); ``examples``: the ``k`` worked examples whose
+    input is nearest the call's (:mod:`nlgrad.policy.example_selection`), other entries as ``patterns``.
+    ``examples_as``: ``turns`` shows the chosen ``example`` entries as prior user / assistant turns of the
+    conversation (the way few-shot demos are shown), ``lines`` as lines of the policy text."""
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["patterns", "retrieval"] = "patterns"
+    kind: Literal["patterns", "retrieval", "examples"] = "patterns"
+    examples_as: Literal["lines", "turns"] = "lines"
     k: int | None = Field(default=None, ge=1, le=64, description="entries per call at most (None: no cap)")
     utility_weight: float = Field(default=0.1, ge=0.0, le=10.0)
     embedder: Literal["auto", "minilm", "lexical"] = Field(default="auto", description="retrieval's embeddings")

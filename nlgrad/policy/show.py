@@ -41,9 +41,11 @@ def _header(memory: PolicyMemory) -> Panel:
     ]
     if memory.selection is not None:
         sel = memory.selection
-        how = (f"retrieval: the top {sel.k or 4} entries per call by {sel.embedder} embeddings + "
-               f"{sel.utility_weight} x utility" if sel.kind == "retrieval"
-               else f"patterns{f', at most {sel.k} conditional entries per call' if sel.k else ''}")
+        how = {"retrieval": f"retrieval: the top {sel.k or 4} entries per call by {sel.embedder} embeddings + "
+                            f"{sel.utility_weight} x utility",
+               "examples": f"examples: the {sel.k or 8} examples nearest each call's input ({sel.embedder} "
+                           f"embeddings), shown as {'prior turns' if sel.examples_as == 'turns' else 'lines'}"
+               }.get(sel.kind, f"patterns{f', at most {sel.k} conditional entries per call' if sel.k else ''}")
         lines.append(f"[bold]selection[/bold] {escape(how)}")
     if memory.note:
         lines.append(f"[bold]note[/bold] {escape(memory.note)}")

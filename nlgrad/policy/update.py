@@ -18,7 +18,7 @@ from nlgrad.policy.errors import PolicyUpdateError
 from nlgrad.policy.memory import PolicyMemory
 from nlgrad.policy.ops import AddOp, DeleteOp, DownvoteOp, EditOp, MergeOp, UpvoteOp, parse_operation
 from nlgrad.policy.render import render_line
-from nlgrad.policy.schema import (MAX_EXAMPLE_CHARS, MAX_EXAMPLES_PER_ROUTE, EntryKind, EntryStatus, PolicyEntry,
+from nlgrad.policy.schema import (MAX_EXAMPLE_CHARS, EntryKind, EntryStatus, PolicyEntry,
                                   Provenance, clean_when, id_sort_key)
 from nlgrad.policy.similarity import DEFAULT_SIMILARITY, Similarity
 from nlgrad.policy.tokens import count_tokens, edit_distance, tokenize
@@ -153,10 +153,10 @@ class _Updater:
             return
         if is_example:
             examples = sum(1 for e in active if e.kind == EntryKind.example)
-            if examples >= MAX_EXAMPLES_PER_ROUTE:
+            if examples >= self.bounds.max_examples_per_route:
                 self.trim(index, op, "max_examples_per_route",
-                          f"route {route} already holds {examples} active examples (at most "
-                          f"{MAX_EXAMPLES_PER_ROUTE})")
+                          f"route {route} already holds {examples} active examples (max_examples_per_route="
+                          f"{self.bounds.max_examples_per_route})")
                 return
         new_tokens = count_tokens(line)
         count, tokens = len(active), self.memory.tokens(route)
@@ -302,7 +302,7 @@ def apply_update(memory: PolicyMemory, ops: Iterable[Any] | str, bounds: PolicyB
        and nothing is evicted.
        An ``add`` of kind ``example`` is compared only with the route's other examples, and merged only into
        an identical one (examples of a route look alike by form); other entries are never merged into an example.
-       A route holds at most ``MAX_EXAMPLES_PER_ROUTE`` active examples; a further one is trimmed
+       A route holds at most ``max_examples_per_route`` active examples; a further one is trimmed
        (``max_examples_per_route``), and an example's text is limited to ``MAX_EXAMPLE_CHARS`` (``invalid``).
     6. An ``edit`` or ``merge`` that would make its route's text longer than ``max_tokens_per_route`` (and longer
        than it was) is trimmed (``max_tokens_per_route``).

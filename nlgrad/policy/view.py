@@ -9,10 +9,8 @@ way DSPy shows few-shot demos; the other entries stay in the policy slot). ``sel
 
 from __future__ import annotations
 
-from nlgrad.policy.examples import split_example
 from nlgrad.policy.relevance import EntrySelector
-from nlgrad.policy.render import render_line
-from nlgrad.policy.schema import EntryKind
+from nlgrad.policy.render import render_call_parts
 
 PLACEMENTS = ("system", "input", "demos")
 
@@ -41,18 +39,10 @@ class PolicyView:
 
     def render_call(self, route: str, for_input: str | None) -> tuple[str, list[str], list[tuple[str, str]]]:
         """:meth:`render_shown` and the ``(user, assistant)`` turns of the ``example`` entries the call is shown
-        (``placement="demos"`` only; otherwise none), all from one selection."""
-        if self.placement != "demos":
-            return (*self.memory.render_shown(route, None if self.whole else for_input, self.selector), [])
-        entries = self.shown_entries(route, for_input)
-        turns = [_demo(e) for e in entries]
-        text = "\n".join(render_line(e) for e, turn in zip(entries, turns) if turn is None)
-        return text, [e.id for e in entries], [turn for turn in turns if turn is not None]
+        (``placement="demos"``, or a policy that shows its examples as turns), all from one selection."""
+        as_turns = self.placement == "demos" or self.memory.examples_as_turns
+        return render_call_parts(self.shown_entries(route, for_input), as_turns)
 
     def demos(self, route: str, for_input: str | None) -> list[tuple[str, str]]:
         """The ``(user, assistant)`` turns a call is shown (see :meth:`render_call`)."""
         return self.render_call(route, for_input)[2]
-
-
-def _demo(entry) -> tuple[str, str] | None:
-    return split_example(entry.text) if entry.kind == EntryKind.example else None

@@ -77,9 +77,11 @@ class RunContext:
                                    step=self.episode.steps if self.episode else None)
         start = time.monotonic()
         try:
+            constrained = module.response_format() if self.lm.constrains_json(module.role) else None
             completion = self.lm.complete(module.role, messages, sample_index=sample_index,
                                           temperature=module.temperature if temperature is None else temperature,
-                                          max_tokens=module.max_tokens, stop=module.stop, deadline=self.deadline)
+                                          max_tokens=module.max_tokens, stop=module.stop, deadline=self.deadline,
+                                          **({"response_format": constrained} if constrained else {}))
         except Exception as exc:
             self.trace.update_node(node, error=redact(f"{type(exc).__name__}: {exc}"), latency_s=time.monotonic() - start)
             raise

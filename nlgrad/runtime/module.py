@@ -24,6 +24,11 @@ class Module:
 
     Messages are ``[system] + history + [user]``: system (with the policy) comes first and history is
     append-only, so a local server's prefix cache can reuse most of the prompt across the steps of an episode.
+
+    ``constants`` are template values fixed for the module (a label list): rendered like inputs, but not a call's
+    input, so they are neither recorded per call nor matched against policy conditions. ``choices``, where given,
+    are the only replies the module accepts: a server that takes a decoding grammar is sent
+    :meth:`response_format` (the reply is then one choice as a JSON string); the parser still maps any other reply.
     """
 
     route: str
@@ -34,6 +39,8 @@ class Module:
     max_tokens: int | None = None
     stop: list[str] | None = None
     template_name: str = field(default="")
+    constants: dict[str, Any] = field(default_factory=dict)
+    choices: list[str] | None = None
 
     def __post_init__(self) -> None:
         if not self.template_name:
@@ -55,7 +62,7 @@ class Module:
         ``demos`` (``(user, assistant)`` pairs, the ``demos`` placement's worked examples) come as prior turns right
         after the system message; the lessons stay in the policy slot."""
         in_slot = placement in ("system", "demos")
-        variables = {**inputs, "policy": (policy or "") if in_slot else ""}
+        variables = {**self.constants, **inputs, "policy": (policy or "") if in_slot else ""}
         system = render_block(self.template, "system", variables, name=self.template_name)
         user = render_block(self.template, "user", variables, name=self.template_name)
         if not in_slot and policy:
@@ -63,6 +70,12 @@ class Module:
         turns = [{"role": role, "content": text} for pair in (demos or [])
                  for role, text in zip(("user", "assistant"), pair)]
         return [{"role": "system", "content": system}, *turns, *(history or []), {"role": "user", "content": user}]
+
+    def response_format(self) -> dict[str, Any] | None:
+        """The JSON schema that constrains a reply to one of ``choices`` (None without choices)."""
+        if not self.choices:
+            return None
+        return {"type": "json_object", "schema": {"type": "string", "enum": list(self.choices)}}
 
     def parse(self, text: str, inputs: dict[str, Any]) -> Any:
         return self.parser(text, inputs)

@@ -4,7 +4,9 @@
 ``miprov2`` and ``textgrad`` run the real libraries on the route texts of the same program, through the same
 executor, and store their result as policy memory (one ``rule`` entry per optimized route; see
 :mod:`nlgrad.methods.baselines.common`). ``bootstrap_fewshot`` runs DSPy's BootstrapFewShotWithRandomSearch the same
-way and stores the demos it selects as ``example`` entries (see :mod:`nlgrad.methods.baselines.dspy_demos`). Heavy
+way and stores the demos it selects as ``example`` entries (see :mod:`nlgrad.methods.baselines.dspy_demos`).
+``random_examples`` and ``knn_fewshot`` write train examples shown per input (:mod:`nlgrad.methods.baselines.examples`).
+Heavy
 libraries are imported inside ``propose``.
 """
 
@@ -16,4 +18,6 @@ BASELINES: dict[str, str] = {
     "miprov2": "nlgrad.methods.baselines.miprov2:MIPROv2",
     "bootstrap_fewshot": "nlgrad.methods.baselines.bootstrap_fewshot:BootstrapFewShot",
     "textgrad": "nlgrad.methods.baselines.textgrad_method:TextGrad",
+    "random_examples": "nlgrad.methods.baselines.examples:RandomExamples",
+    "knn_fewshot": "nlgrad.methods.baselines.examples:KNNFewShot",
 }

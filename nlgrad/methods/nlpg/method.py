@@ -24,12 +24,15 @@ from typing import Any
 from nlgrad.credit.backward import NodeFeedbackRecord
 from nlgrad.credit.propagator import CriticBackward, Propagator, PropagatorFactory
 from nlgrad.lm.fanout import fan_out
+from nlgrad.errors import ConfigError
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.conditions import route_inputs
 from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
 from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_tokens
 from nlgrad.methods.nlpg.abstraction import CorrectionAbstractor
+from nlgrad.methods.example_bank import EXAMPLES_PER_CALL, example_selection, with_example_room
 from nlgrad.methods.nlpg.aggregate import aggregate, attribute_support
+from nlgrad.methods.nlpg.confusion_examples import ConfusionExamples
 from nlgrad.methods.nlpg.failure_groups import FailureGroup, group_failures
 from nlgrad.methods.nlpg.proposals import Candidate, CorrectionProposer
 from nlgrad.methods.nlpg.tag_lessons import TagLessonWriter
@@ -44,7 +47,8 @@ class NLPG:
                  max_corrections: int = 4, proposals_per_route: int = 1, similarity: str = "auto",
                  dedupe_threshold: float | None = None, support_from_feedback: bool = True,
                  abstract: bool = False, tag_groups: bool = False, unconditional_tag_lessons: bool = False,
-                 critic: bool = True, propagator: PropagatorFactory | None = None):
+                 critic: bool = True, examples: int = 0, examples_k: int = EXAMPLES_PER_CALL,
+                 examples_per_iteration: int = 12, propagator: PropagatorFactory | None = None):
         """``similarity`` decides which corrections are near-duplicates when support is counted: ``"minilm"``
         (embedding cosine, so paraphrases of one correction merge), ``"lexical"`` (word overlap), or ``"auto"``
         (MiniLM when the ``embed`` extra is installed). ``dedupe_threshold`` overrides the backend's default.
@@ -56,7 +60,10 @@ class NLPG:
         task count and the condition its discriminative input patterns; a group that no input pattern separates
         gets no lesson unless ``unconditional_tag_lessons`` (shown to every input, such lessons lost on ifeval x
         1.5B: -0.092 on the gate's 60 dev tasks). ``critic=False`` skips the critic and the
-        backward pass (then only tag-group lessons are proposed). ``propagator`` (a Python argument, not a command-line
+        backward pass (then only tag-group lessons, and examples, are proposed). ``examples`` > 0 also learns worked
+        examples from recurring confusions, at most that many per route, each call shown its ``examples_k`` nearest
+        as prior turns, at most ``examples_per_iteration`` confusions (two entries each) per iteration
+        (:mod:`~nlgrad.methods.nlpg.confusion_examples`; needs a program with ``reference_outputs``). ``propagator`` (a Python argument, not a command-line
         option) builds the propagator of each critique from the LM (:mod:`nlgrad.credit.propagator`); the default is
         :meth:`default_propagator`, the critic and the backward pass."""
         self.similarity, self.dedupe_threshold = similarity, dedupe_threshold
@@ -68,6 +75,13 @@ class NLPG:
         self.tag_groups, self.use_critic = tag_groups, critic
         self.unconditional_tag_lessons = unconditional_tag_lessons
         self.propagator: PropagatorFactory = propagator or self.default_propagator
+        if examples < 0 or examples_k < 1 or examples_per_iteration < 1:
+            raise ConfigError("examples must be >= 0, examples_k and examples_per_iteration >= 1",
+                              field="--method-option", value=f"examples={examples}, examples_k={examples_k}, "
+                                                             f"examples_per_iteration={examples_per_iteration}")
+        self.examples, self.examples_k = examples, examples_k
+        self.example_learner = ConfusionExamples(per_iteration=examples_per_iteration, embedder=similarity) \
+            if examples else None
 
     def default_propagator(self, lm) -> Propagator:
         """The critic's diagnosis, then the backward pass (with this method's ``loop_threshold`` and
@@ -190,10 +204,19 @@ class NLPG:
                                                "similarity": backend, "dedupe_threshold": threshold,
                                                "contradiction_threshold": contradiction,
                                                "support_from_feedback": self.support_from_feedback})
+        bounds, start = cfg.bounds, memory
+        if self.example_learner is not None:
+            example_ops, added = self.example_learner.ops(ws, memory, iteration, rollouts, cfg.min_support)
+            ws.write(iteration, "examples.json", added)
+            if not added and not ops:
+                return Proposal(None, [], None, batch_mean, note="no confusion recurred that the examples miss")
+            ops = example_ops + ops
+            bounds = with_example_room(cfg.bounds, self.examples, len(example_ops))
+            start = memory.model_copy(update={"selection": example_selection(self.examples_k, self.similarity)})
         if not ops:
             return Proposal(None, [], None, batch_mean, note="no correction had enough support")
         # each op carries the traces of its own lesson; the update adds none, so entries do not share them
-        candidate, report = apply_update(memory, ops, cfg.bounds, UpdateProvenance(source="nlpg", iteration=iteration))
+        candidate, report = apply_update(start, ops, bounds, UpdateProvenance(source="nlpg", iteration=iteration))
         ws.write(iteration, "update.json", {"ops": [op.model_dump() for op in ops],
                                             "report": report.model_dump(mode="json")})
         if not report.changed:

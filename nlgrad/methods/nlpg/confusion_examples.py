@@ -1,0 +1,205 @@
+"""NLPG's worked examples: recurring confusions become contrastive example entries, under a bound.
+
+For a program that says what each route should have replied (``reference_outputs``, see
+:mod:`nlgrad.methods.example_bank`), a failed rollout is a *confusion* at its first route whose reply differs from
+the reference: (route, expected reply, what it replied). Confusions are grouped by (route, expected reply): a label
+the agent keeps missing, whatever it answers instead. One iteration:
+
+1. Confusions are counted over every rollout this run has made so far (``confusions.json`` of each iteration), so
+   a confusion that recurs across batches reaches ``min_support`` distinct tasks.
+2. Each confusion with enough support that the policy does not already answer (its failed messages are not yet
+   examples) yields two entries, most supported first, at most ``per_iteration`` confusions: the failed message
+   that is most typical of the group (nearest the others) with its right reply, and, next to it, the train message
+   of the label it was most often confused with that is nearest that failed message, with *that* label. The pair shows the
+   frozen agent where the boundary between the two labels runs.
+3. Credit for what is already there: a call that was shown an example whose reply is the call's wrong reply
+   downvotes it (it pulled the agent the wrong way); a call answered right upvotes the shown examples whose reply
+   was the right one. Utility (helpful - harmful) orders eviction when the bound is reached.
+
+Everything is applied by :func:`nlgrad.policy.apply_update` under the example bound, and gated by the shared paired
+gate like every NLPG update. ``confusions.json`` and ``examples.json`` record why each example appeared.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nlgrad.methods.base import Workspace, guard_not_test
+from nlgrad.methods.example_bank import reference_outputs, route_input
+from nlgrad.policy import AddOp, DownvoteOp, EntryKind, PolicyMemory, UpvoteOp
+from nlgrad.policy.example_selection import example_input
+from nlgrad.policy.examples import format_example, split_example
+from nlgrad.runtime.executor import RunResult
+from nlgrad.runtime.protocols import Task
+
+
+def reply_of(parsed: Any) -> str:
+    """A route call's reply as a label: a dict's ``label``, else the text."""
+    if isinstance(parsed, dict):
+        return str(parsed.get("label") or "")
+    return str(parsed or "")
+
+
+def same(a: str, b: str) -> bool:
+    return a.strip().lower() == b.strip().lower()
+
+
+@dataclass
+class Confusion:
+    """The failures of one route on one expected reply, and what the agent replied instead (``got``: the most
+    frequent wrong reply, ties alphabetical)."""
+
+    route: str
+    expected: str
+    task_ids: list[str] = field(default_factory=list)
+    replies: Counter = field(default_factory=Counter)
+
+    @property
+    def key(self) -> str:
+        return f"{self.route}|{self.expected}"
+
+    @property
+    def got(self) -> str:
+        return sorted(self.replies.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+
+    @property
+    def support(self) -> int:
+        return len(set(self.task_ids))
+
+
+def batch_confusions(program, rollouts: RunResult, tasks: dict[str, Task]) -> list[dict[str, str]]:
+    """``{"task_id", "route", "expected", "got"}`` for each failed rollout, at its first route that replied wrong."""
+    found = []
+    for result in rollouts.results:
+        trace = rollouts.traces.get(result.task_id)
+        if result.error or result.success or trace is None or result.task_id not in tasks:
+            continue
+        refs = reference_outputs(program, tasks[result.task_id])
+        for call in trace.module_calls():
+            route = call["route"]
+            if route in refs and not same(reply_of(call.get("parsed")), str(refs[route])):
+                found.append({"task_id": result.task_id, "route": route, "expected": str(refs[route]),
+                              "got": reply_of(call.get("parsed"))})
+                break
+    return found
+
+
+def credit_votes(program, memory: PolicyMemory, rollouts: RunResult, tasks: dict[str, Task]) -> list[Any]:
+    """Up- and downvotes for the examples the batch's calls were shown (step 3 of the module docstring)."""
+    replies = {e.id: (split_example(e.text) or ("", ""))[1] for r in memory.routes() for e in memory.active_entries(r)
+               if e.kind == EntryKind.example}
+    helpful, harmful = Counter(), Counter()
+    for result in rollouts.results:
+        trace = rollouts.traces.get(result.task_id)
+        if result.error or trace is None or result.task_id not in tasks:
+            continue
+        refs = reference_outputs(program, tasks[result.task_id])
+        for call in trace.module_calls():
+            expected = refs.get(call["route"])
+            if expected is None:
+                continue
+            got = reply_of(call.get("parsed"))
+            for entry_id in call.get("policy_entries") or []:
+                if entry_id not in replies:
+                    continue
+                if same(got, str(expected)) and same(replies[entry_id], str(expected)):
+                    helpful[entry_id] += 1
+                elif not same(got, str(expected)) and same(replies[entry_id], got):
+                    harmful[entry_id] += 1
+    return ([UpvoteOp(id=i, amount=min(n, 1000), reason="shown to calls that replied its label rightly")
+             for i, n in sorted(helpful.items())] +
+            [DownvoteOp(id=i, amount=min(n, 1000), reason="shown to calls that replied its label wrongly")
+             for i, n in sorted(harmful.items())])
+
+
+class ConfusionExamples:
+    """Proposes contrastive example entries from recurring confusions (see the module docstring)."""
+
+    def __init__(self, *, per_iteration: int = 12, embedder: str = "auto"):
+        self.per_iteration = per_iteration
+        self.embedder_kind = embedder
+        self._train: list[tuple[Task, dict[str, Any]]] | None = None
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        from nlgrad.text.embeddings import load_embedder
+
+        vectors = np.asarray(load_embedder(self.embedder_kind).embed(texts), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1.0, norms)
+
+    def train_references(self, ws: Workspace) -> list[tuple[Task, dict[str, Any]]]:
+        if self._train is None:
+            self._train = [(t, reference_outputs(ws.program, t)) for t in guard_not_test(ws.train_tasks)]
+        return self._train
+
+    def confusions(self, ws: Workspace, iteration: int, rollouts: RunResult) -> list[Confusion]:
+        """This batch's confusions (written to ``confusions.json``) joined with every earlier iteration's."""
+        tasks = {t.id: t for t in ws.train_tasks}
+        ws.write(iteration, "confusions.json", batch_confusions(ws.program, rollouts, tasks))
+        groups: dict[str, Confusion] = {}
+        for it in range(iteration + 1):
+            path = ws.work_dir / f"iter-{it:04d}" / "confusions.json"
+            if not path.exists():
+                continue
+            for row in json.loads(path.read_text(encoding="utf-8")):
+                c = Confusion(row["route"], row["expected"])
+                group = groups.setdefault(c.key, c)
+                if row["task_id"] not in group.task_ids:
+                    group.task_ids.append(row["task_id"])
+                    group.replies[row["got"]] += 1
+        return sorted(groups.values(), key=lambda c: (-c.support, c.key))
+
+    def ops(self, ws: Workspace, memory: PolicyMemory, iteration: int, rollouts: RunResult,
+            min_support: int) -> tuple[list[Any], list[dict[str, Any]]]:
+        """The votes and the adds of one iteration, and a record of each added pair."""
+        tasks = {t.id: t for t in guard_not_test(ws.train_tasks)}
+        shown = {example_input(e) for r in memory.routes() for e in memory.active_entries(r)
+                 if e.kind == EntryKind.example}
+        ops: list[Any] = credit_votes(ws.program, memory, rollouts, tasks)
+        record: list[dict[str, Any]] = []
+        taken: set[str] = set()
+        for confusion in self.confusions(ws, iteration, rollouts):
+            if len(record) >= self.per_iteration or confusion.support < min_support:
+                break
+            failed = [tasks[i] for i in confusion.task_ids if i in tasks]
+            messages = [_input_text(t) for t in failed]
+            if any(m in shown or m in taken for m in messages):
+                continue  # the policy already holds one of these failures: its example did not settle it yet
+            anchor = failed[self._medoid(messages)]
+            partner = self._partner(ws, confusion, _input_text(anchor), shown | taken)
+            pair = [(anchor, confusion.expected)] + ([(partner, confusion.got)] if partner is not None else [])
+            for task, output in pair:
+                taken.add(_input_text(task))
+                ops.append(AddOp(route=confusion.route, kind=EntryKind.example,
+                                 text=format_example(route_input(task), output), trace_ids=[task.id],
+                                 reason=f"confusion {confusion.expected} -> {confusion.got} "
+                                        f"(support {confusion.support})"))
+            record.append({"route": confusion.route, "expected": confusion.expected, "got": confusion.got,
+                           "replies": dict(confusion.replies), "support": confusion.support,
+                           "failed": anchor.id, "partner": partner.id if partner is not None else None})
+        return ops, record
+
+    def _medoid(self, messages: list[str]) -> int:
+        if len(messages) <= 2:
+            return 0
+        vectors = self.embed(messages)
+        return int(np.argmax((vectors @ vectors.T).sum(axis=1)))
+
+    def _partner(self, ws: Workspace, confusion: Confusion, anchor: str, exclude: set[str]) -> Task | None:
+        """The train task whose reference reply on the route is the confused-with label, nearest ``anchor``."""
+        pool = [t for t, refs in self.train_references(ws)
+                if same(str(refs.get(confusion.route, "")), confusion.got) and _input_text(t) not in exclude]
+        if not pool:
+            return None
+        vectors = self.embed([anchor] + [_input_text(t) for t in pool])
+        return pool[int(np.argmax(vectors[1:] @ vectors[0]))]
+
+
+def _input_text(task: Task) -> str:
+    """The text an example is matched on: the task's inputs as the example's ``Input:`` part reads them."""
+    return split_example(format_example(route_input(task), "x"))[0]

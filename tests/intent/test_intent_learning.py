@@ -1,0 +1,55 @@
+"""Example learning on the toy intent world: NLPG's confusion examples, random_examples and knn_fewshot, end to end
+through nlgrad optimize (fake agent via litellm's mock_response, lexical embeddings)."""
+
+import json
+
+from nlgrad.methods.base import OptimizeConfig
+from nlgrad.optimize import run_optimize
+from nlgrad.policy import EntryKind, PolicyStore
+
+
+def optimize(settings, out, method="nlpg", **options):
+    opts = {"critic": False, "examples": 6, "similarity": "lexical"} if method == "nlpg" else \
+        {"embedder": "lexical", **options}
+    if method == "nlpg":
+        opts.update(options)
+    cfg = OptimizeConfig(method=method, benchmark="banking77", iterations=2, batch=16, val=16, test_n=16,
+                         gate_require_ci=False, method_options=opts)
+    return run_optimize(cfg, settings, out, progress=False)
+
+
+def test_nlpg_learns_contrastive_examples_from_recurring_confusions(settings, intent_data, copying_agent, tmp_path):
+    outcome = optimize(settings, tmp_path / "pol")
+    assert outcome.state.history[0].accepted
+    final = PolicyStore(tmp_path / "pol").load()
+    examples = [e for e in final.active_entries("intent.classify") if e.kind == EntryKind.example]
+    assert 2 <= len(examples) <= 6  # under the bound
+    assert final.selection is not None and final.selection.kind == "examples"
+    assert final.selection.examples_as == "turns"
+    assert all(t.startswith("banking77/train/") for e in examples for t in e.provenance.trace_ids)
+    record = json.loads((tmp_path / "pol/run/iter-0001/examples.json").read_text())
+    # each pair: a failed message with its right label, next to a message of the label it was confused with
+    assert record and all(r["got"] == "card_arrival" and r["support"] >= 2 and r["partner"] for r in record)
+    texts = " ".join(e.text for e in examples)
+    assert "Output: card_arrival" in texts and ("Output: lost_or_stolen_card" in texts
+                                                 or "Output: exchange_rate" in texts)
+    assert outcome.test["initial"]["score"]["mean"] == 0.25
+    assert outcome.test["final"]["score"]["mean"] > 0.5
+
+
+def test_random_examples_draws_n_train_examples_shown_per_input(settings, intent_data, copying_agent, tmp_path):
+    optimize(settings, tmp_path / "rand", method="random_examples", n=5)
+    final = PolicyStore(tmp_path / "rand").load()
+    examples = final.active_entries("intent.classify")
+    assert len(examples) == 5 and all(e.kind == EntryKind.example for e in examples)
+    again = tmp_path / "rand2"
+    optimize(settings, again, method="random_examples", n=5)
+    assert [e.text for e in PolicyStore(again).load().active_entries("intent.classify")] == [e.text for e in examples]
+
+
+def test_knn_fewshot_holds_every_train_example_and_answers_every_test_task(settings, intent_data, copying_agent,
+                                                                          tmp_path):
+    outcome = optimize(settings, tmp_path / "knn", method="knn_fewshot")
+    final = PolicyStore(tmp_path / "knn").load()
+    assert len(final.active_entries("intent.classify")) == 48  # 12 per label x 4 labels
+    assert outcome.test["final"]["score"]["mean"] == 1.0
