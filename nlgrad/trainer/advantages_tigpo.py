@@ -1,22 +1,28 @@
-"""TIGPO: anchor statistics kept per task across optimization steps, and task revisits (pure Python, no torch).
+"""TIGPO: a persistent transition graph per task, exploration and revisit slots, and a revisit group paired with its
+earlier exploration group as an enlarged reference (pure Python, no torch).
 
-GiGPO compares a turn's step return only with the turns of the *same group* that acted in the same anchor (route +
-environment state); an anchor visited once in a group gets no step signal. TIGPO keeps, for every task, running
-statistics of the step returns observed at each anchor over *all* steps that trained on the task
-(:class:`TaskAnchorStats`: count, sum and sum of squares per ``(task, anchor)``), and a share of each step's task
-slots revisits tasks trained on before, so those statistics grow.
+Graph-based credit usually builds its graph from one step's rollouts and forgets it. TIGPO keeps, for every task,
+the :class:`~nlgrad.trainer.transition_graph.TransitionGraph` of every transition its episodes made, by every policy
+version (:class:`TaskHistory`), and a step's task slots are split between *exploration* (the seeded sampler's draw)
+and *revisits* (delayed reattempts of tasks explored before, :func:`revisit_tasks`).
 
-For a group of task ``k`` at a step, the group's ``(anchor, step return)`` pairs are first added to the statistics;
-then, with ``n, mu, sigma`` the count, mean and population std of the returns recorded at ``(k, anchor(i, t))``:
+For a group of task ``k`` (G episodes of this step, ``states[i]`` the environment states episode i went through):
 
-``A(i, t) = A_grpo(i) + omega * S(i, t)``, ``S = R(i, t) - mu`` (``normalize="mean"``) or
-``(R(i, t) - mu) / (sigma + eps)`` (``"std"``; 0 when ``sigma <= eps``), and ``S = 0`` when ``n < 2``.
+1. its transitions join ``k``'s graph (reward on a transition: the episode's outcome on its last environment step);
+2. *step credit from the graph*: a turn that acted at environment step ``j`` of episode i, whose action moved the
+   environment from ``u = states[i][j]`` to ``s = states[i][j + 1]``, gets ``S(i, t) = Q(u -> s) - V(u)`` over the
+   whole graph (``gamma`` per step; see ``transition_graph``), so transitions found by earlier policies decide, with
+   the current ones, what a step was worth (0 for a turn whose action was never played);
+3. *episode credit against a reference*: an exploration group is its own reference (GRPO); a revisit group is
+   normalized against the **enlarged reference** of its own returns and the returns of the task's latest earlier
+   exploration group: ``A(i) = (R_i - mean(R ∪ R_explore)) / (std(R ∪ R_explore) + eps)`` (``"mean"``: without the
+   std), computed for the current episodes only. A revisit that now wins where the exploration group failed gets a
+   positive advantage even when its own group is flat;
+4. ``A(i, t) = A(i) + omega * S(i, t)``. An exploration group's returns become the task's exploration record.
 
-``R(i, t)`` is GiGPO's step return (the outcome on the last environment step, discounted by ``gamma`` per step).
-The statistics are JSON-serializable (:meth:`TaskAnchorStats.to_dict`) and are saved in every checkpoint, so a
-resumed run continues with them. Revisits (:func:`revisit_tasks`): ``floor(share * tasks_per_step)`` slots, drawn
-uniformly (seeded by ``seed`` and the step) from tasks already in the statistics that the step's fresh draw does
-not contain.
+The history is detached: historical transitions and scores are references only; only the current turns are trained.
+It is JSON-serializable (:meth:`TaskHistory.to_dict`) and saved in every checkpoint. Without environment states (a
+program without an environment) a group adds no transitions and its step credit is 0.
 """
 
 from __future__ import annotations
@@ -26,71 +32,90 @@ import random
 from typing import Any, Sequence
 
 from nlgrad.trainer.advantages import EPS, Normalize, group_normalize
+from nlgrad.trainer.transition_graph import TransitionGraph
 
 
-class TaskAnchorStats:
-    """``{task_id: {anchor: [count, sum, sum_of_squares]}}`` of step returns, kept across steps."""
+class TaskHistory:
+    """Per task: its transition graph and the returns of its latest exploration group (with the step)."""
 
-    def __init__(self, data: dict[str, dict[str, list[float]]] | None = None):
-        self.data: dict[str, dict[str, list[float]]] = {k: {a: list(v) for a, v in anchors.items()}
-                                                        for k, anchors in (data or {}).items()}
+    def __init__(self, graphs: dict[str, TransitionGraph] | None = None,
+                 explorations: dict[str, dict[str, Any]] | None = None):
+        self.graphs: dict[str, TransitionGraph] = dict(graphs or {})
+        self.explorations: dict[str, dict[str, Any]] = dict(explorations or {})
 
-    def add(self, task_id: str, anchor: str, value: float) -> None:
-        entry = self.data.setdefault(task_id, {}).setdefault(anchor, [0, 0.0, 0.0])
-        entry[0] += 1
-        entry[1] += float(value)
-        entry[2] += float(value) ** 2
+    def graph(self, task_id: str) -> TransitionGraph:
+        return self.graphs.setdefault(task_id, TransitionGraph())
 
-    def moments(self, task_id: str, anchor: str) -> tuple[int, float, float]:
-        """``(count, mean, population std)`` of the returns recorded at ``(task_id, anchor)``."""
-        count, total, squares = self.data.get(task_id, {}).get(anchor, [0, 0.0, 0.0])
-        if not count:
-            return 0, 0.0, 0.0
-        mean = total / count
-        return int(count), mean, math.sqrt(max(squares / count - mean * mean, 0.0))
+    def record_exploration(self, task_id: str, step: int, returns: Sequence[float]) -> None:
+        self.explorations[task_id] = {"step": int(step), "returns": [float(r) for r in returns]}
+
+    def exploration_returns(self, task_id: str) -> list[float] | None:
+        entry = self.explorations.get(task_id)
+        return list(entry["returns"]) if entry else None
 
     def tasks(self) -> list[str]:
-        return sorted(self.data)
+        """Tasks with an exploration group: the ones a revisit may draw."""
+        return sorted(self.explorations)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"anchors": self.data}
+        return {"graphs": {k: g.to_list() for k, g in sorted(self.graphs.items())},
+                "explorations": dict(sorted(self.explorations.items()))}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> "TaskAnchorStats":
-        return cls((data or {}).get("anchors"))
+    def from_dict(cls, data: dict[str, Any] | None) -> "TaskHistory":
+        """The saved history (a checkpoint written before the graph, with only anchor statistics: empty)."""
+        data = data or {}
+        return cls({k: TransitionGraph(edges) for k, edges in (data.get("graphs") or {}).items()},
+                   {k: dict(v) for k, v in (data.get("explorations") or {}).items()})
 
 
-def tigpo_advantages(task_id: str, stats: TaskAnchorStats, scores: Sequence[float], anchors: Sequence[Sequence[str]],
-                     step_returns: Sequence[Sequence[float]], *, omega: float = 1.0, normalize: Normalize = "mean",
-                     eps: float = EPS) -> list[list[float]]:
-    """Per-turn TIGPO advantages of one group of ``task_id``; adds the group's returns to ``stats`` first."""
-    if not (len(scores) == len(anchors) == len(step_returns)):
-        raise ValueError("one anchor list and one return list per episode is needed")
-    for episode_anchors, returns in zip(anchors, step_returns):
-        if len(episode_anchors) != len(returns):
-            raise ValueError("one step return per turn is needed")
-        for anchor, value in zip(episode_anchors, returns):
-            stats.add(task_id, anchor, value)
-    episode = group_normalize(scores, normalize, eps)
+def enlarged_reference_advantages(returns: Sequence[float], reference: Sequence[float],
+                                  normalize: Normalize = "mean", eps: float = EPS) -> list[float]:
+    """``returns`` normalized against the pool ``returns + reference`` (the reference itself gets no advantage)."""
+    pooled = group_normalize([*returns, *reference], normalize, eps)
+    return pooled[:len(returns)]
+
+
+def graph_step_credit(graph: TransitionGraph, states: Sequence[Sequence[str]], turn_steps: Sequence[Sequence[int]],
+                      gamma: float) -> list[list[float]]:
+    """``Q(u -> s) - V(u)`` of the transition each turn's environment step made (0 when it made none)."""
+    values = graph.values(gamma)
     out = []
-    for i, (episode_anchors, returns) in enumerate(zip(anchors, step_returns)):
+    for episode_states, steps in zip(states, turn_steps):
         row = []
-        for anchor, value in zip(episode_anchors, returns):
-            count, mean, std = stats.moments(task_id, anchor)
-            if count < 2:
-                step = 0.0
-            elif normalize == "mean":
-                step = value - mean
+        for j in steps:
+            if 0 <= j and j + 1 < len(episode_states):
+                u, s = str(episode_states[j]), str(episode_states[j + 1])
+                row.append(graph.q_value(u, s, values, gamma) - values.get(u, 0.0))
             else:
-                step = 0.0 if std <= eps else (value - mean) / (std + eps)
-            row.append(episode[i] + omega * step)
+                row.append(0.0)
         out.append(row)
     return out
 
 
-def revisit_tasks(stats: TaskAnchorStats, fresh_ids: Sequence[str], slots: int, *, seed: int, step: int) -> list[str]:
-    """Ids of up to ``slots`` earlier tasks to revisit at ``step`` (not among ``fresh_ids``), seeded, sorted draw."""
-    candidates = [t for t in stats.tasks() if t not in set(fresh_ids)]
+def tigpo_advantages(task_id: str, history: TaskHistory, scores: Sequence[float], states: Sequence[Sequence[str]],
+                     step_rewards: Sequence[Sequence[float]], turn_steps: Sequence[Sequence[int]], *,
+                     revisit: bool = False, step: int = 0, omega: float = 1.0, gamma: float = 0.95,
+                     normalize: Normalize = "mean", eps: float = EPS) -> list[list[float]]:
+    """Per-turn TIGPO advantages of one group of ``task_id`` (see the module docstring); updates ``history``."""
+    if not (len(scores) == len(states) == len(step_rewards) == len(turn_steps)):
+        raise ValueError("one entry per episode is needed")
+    graph = history.graph(task_id)
+    for episode_states, rewards in zip(states, step_rewards):
+        graph.add_episode(episode_states, rewards)
+    reference = history.exploration_returns(task_id) if revisit else None
+    if reference:
+        episode = enlarged_reference_advantages(scores, reference, normalize, eps)
+    else:
+        episode = group_normalize(scores, normalize, eps)
+        history.record_exploration(task_id, step, scores)
+    credit = graph_step_credit(graph, states, turn_steps, gamma)
+    return [[episode[i] + omega * c for c in credit[i]] for i in range(len(scores))]
+
+
+def revisit_tasks(history: TaskHistory, fresh_ids: Sequence[str], slots: int, *, seed: int, step: int) -> list[str]:
+    """Ids of up to ``slots`` explored tasks to revisit at ``step`` (not among ``fresh_ids``), a seeded draw."""
+    candidates = [t for t in history.tasks() if t not in set(fresh_ids)]
     if slots <= 0 or not candidates:
         return []
     rng = random.Random(f"tigpo:{seed}:{step}")
@@ -98,6 +123,6 @@ def revisit_tasks(stats: TaskAnchorStats, fresh_ids: Sequence[str], slots: int, 
 
 
 def revisit_slots(share: float, tasks_per_step: int) -> int:
-    """``floor(share * tasks_per_step)``, leaving at least one fresh task when ``tasks_per_step > 1``."""
+    """``floor(share * tasks_per_step)``, leaving at least one exploration slot when ``tasks_per_step > 1``."""
     slots = int(math.floor(share * tasks_per_step + 1e-9))
     return min(slots, tasks_per_step - 1) if tasks_per_step > 1 else 0

@@ -20,7 +20,7 @@ from nlgrad.trainer.advantages_difficulty import hidifftir_advantages, route_fai
 from nlgrad.trainer.advantages_milestones import milegpo_advantages
 from nlgrad.trainer.advantages_entropy import stapo_advantages
 from nlgrad.trainer.advantages_routing import iapo_advantages
-from nlgrad.trainer.advantages_tigpo import TaskAnchorStats, tigpo_advantages
+from nlgrad.trainer.advantages_tigpo import TaskHistory, tigpo_advantages
 from nlgrad.trainer.batch import completion_logprobs, pad_batch
 from nlgrad.trainer.config import TrainConfig
 from nlgrad.trainer.learner_model import LearnerModel
@@ -125,21 +125,22 @@ def progpo_group(group: list[EpisodeRollout], config: TrainConfig, norm: str) ->
     return adv.broadcast(episode_adv, [len(ep.turns) for ep in group]), signal
 
 
-def tigpo_group(group: list[EpisodeRollout], config: TrainConfig, norm: str,
-                stats: TaskAnchorStats) -> list[list[float]]:
-    """TIGPO advantages of a group: GiGPO's step returns compared with the task's anchor statistics across steps."""
-    step_returns = [adv.env_step_returns(turn_steps(ep), gigpo_step_rewards(ep, novelty=False), config.gamma)
-                    for ep in group]
-    return tigpo_advantages(group[0].task.id, stats, [ep.score for ep in group],
-                            [[t.anchor for t in ep.turns] for ep in group], step_returns, omega=config.omega,
-                            normalize=norm)
+def tigpo_group(group: list[EpisodeRollout], config: TrainConfig, norm: str, history: TaskHistory, *,
+                revisit: bool, step: int) -> list[list[float]]:
+    """TIGPO advantages of a group: step credit from the task's persistent transition graph; a revisit group's
+    episode credit against its earlier exploration group as well."""
+    return tigpo_advantages(group[0].task.id, history, [ep.score for ep in group], [ep.observations for ep in group],
+                            [gigpo_step_rewards(ep, novelty=False) for ep in group], [turn_steps(ep) for ep in group],
+                            revisit=revisit, step=step, omega=config.omega, gamma=config.gamma, normalize=norm)
 
 
 def assign_advantages(groups: list[list[EpisodeRollout]], config: TrainConfig, step: int,
                       scorer: InfoGainScorer | None = None,
-                      task_stats: TaskAnchorStats | None = None) -> dict[str, Any]:
+                      task_history: TaskHistory | None = None,
+                      revisit_ids: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
     """Set ``turn.advantage`` on every turn of every episode; returns method statistics for the log.
-    ``task_stats``: TIGPO's per-task anchor statistics (updated in place; a fresh one when None)."""
+    ``task_history``: TIGPO's per-task transition graphs and exploration groups (updated in place; a fresh one when
+    None); ``revisit_ids``: the tasks whose groups are this step's revisits."""
     norm = config.effective_normalize()
     stats: dict[str, Any] = {}
     progress_groups = 0  # groups whose signal was ProGPO's coverage or novelty
@@ -165,9 +166,10 @@ def assign_advantages(groups: list[list[EpisodeRollout]], config: TrainConfig, s
                                           [turn_steps(ep) for ep in group], coef=config.milestone_coef,
                                           gamma=config.gamma, prior=config.milestone_prior, normalize=norm)
         elif config.method == "tigpo":
-            if task_stats is None:
-                task_stats = TaskAnchorStats()
-            per_turn = tigpo_group(group, config, norm, task_stats)
+            if task_history is None:
+                task_history = TaskHistory()
+            per_turn = tigpo_group(group, config, norm, task_history, revisit=group[0].task.id in revisit_ids,
+                                   step=step)
         elif config.method == "stapo":
             per_turn, outliers = stapo_advantages(returns, [[t.anchor for t in ep.turns] for ep in group],
                                                   [[t.entropy for t in ep.turns] for ep in group],

@@ -32,7 +32,7 @@ from nlgrad.runtime.protocols import step_cap_for
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.trainer import checkpoint as ckpt
 from nlgrad.trainer.actguide import guide_zero_groups
-from nlgrad.trainer.advantages_tigpo import TaskAnchorStats, revisit_slots, revisit_tasks
+from nlgrad.trainer.advantages_tigpo import TaskHistory, revisit_slots, revisit_tasks
 from nlgrad.trainer.aux_next_observation import auxiliary_pass, next_observation_pairs
 from nlgrad.trainer.batch import completion_logprobs, pad_batch
 from nlgrad.trainer.config import TrainConfig
@@ -120,7 +120,7 @@ class Trainer:
         self.scorer = InfoGainScorer(self.learner_model) if config.method == "cigpo" else None
         self.ckpt_dir = self.out_dir / "checkpoints"
         self.curves_path = self.out_dir / "curves.jsonl"
-        self.task_stats = TaskAnchorStats()  # TIGPO: per-task anchor statistics across steps (checkpointed)
+        self.task_history = TaskHistory()  # TIGPO: per-task transition graphs, exploration groups (checkpointed)
         self.tasks_by_id = {t.id: t for t in self.train_tasks}
 
     @property
@@ -150,7 +150,7 @@ class Trainer:
         if latest is None:
             return 0
         state = ckpt.load_checkpoint(latest, self.learner_model.model, self.optimizer)
-        self.task_stats = TaskAnchorStats.from_dict(state.get("task_stats"))
+        self.task_history = TaskHistory.from_dict(state.get("task_stats"))
         self._truncate_curves(state["step"])
         self.console.print(f"[trainer] resumed from {latest.name} (step {state['step']})")
         return int(state["step"])
@@ -198,7 +198,7 @@ class Trainer:
         if cfg.method != "tigpo":
             return tasks, 0
         slots = revisit_slots(cfg.revisit_share, len(tasks))
-        revisits = revisit_tasks(self.task_stats, [t.id for t in tasks], slots, seed=cfg.seed, step=step)
+        revisits = revisit_tasks(self.task_history, [t.id for t in tasks], slots, seed=cfg.seed, step=step)
         return tasks[:len(tasks) - len(revisits)] + [self.tasks_by_id[i] for i in revisits], len(revisits)
 
     def train_step(self, step: int) -> dict[str, Any]:
@@ -213,15 +213,19 @@ class Trainer:
             method_stats.update(guide_zero_groups(self.executor, self.lm, groups, hint=cfg.guide_hint,
                                                   state_log=self.state_log))
         t_rollout = time.monotonic() - t0
-        return self.learn(groups, step, tasks=tasks, method_stats=method_stats, t0=t0, t_rollout=t_rollout)
+        revisit_ids = frozenset(t.id for t in tasks[len(tasks) - revisits:]) if revisits else frozenset()
+        return self.learn(groups, step, tasks=tasks, method_stats=method_stats, t0=t0, t_rollout=t_rollout,
+                          revisit_ids=revisit_ids)
 
     def learn(self, groups: list[list[EpisodeRollout]], step: int, *, tasks: list, method_stats: dict[str, Any],
-              t0: float, t_rollout: float) -> dict[str, Any]:
+              t0: float, t_rollout: float, revisit_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
         """Advantages by the configured method, then the PPO passes, on rollout ``groups`` (G episodes of a task
-        each); returns the step's log record. ``train_step`` calls it on its own rollouts; JERP's weight half
-        (:mod:`nlgrad.trainer.jerp_weights`) on the rollouts JERP's iteration read."""
+        each); returns the step's log record. ``train_step`` calls it on its own rollouts (``revisit_ids``: TIGPO's
+        revisited tasks); JERP's weight half (:mod:`nlgrad.trainer.jerp_weights`) on the rollouts JERP's iteration
+        read."""
         cfg = self.config
-        method_stats.update(assign_advantages(groups, cfg, step, self.scorer, task_stats=self.task_stats))
+        method_stats.update(assign_advantages(groups, cfg, step, self.scorer, task_history=self.task_history,
+                                              revisit_ids=revisit_ids))
         episodes = [ep for group in groups for ep in group]
         turns = [t for ep in episodes for t in ep.turns if t.completion_ids]
         train_turns = [t for t in turns if abs(t.advantage) > 1e-8] if cfg.skip_zero_advantage else turns
@@ -296,7 +300,7 @@ class Trainer:
         cfg = self.config
         return ckpt.save_checkpoint(self.ckpt_dir, step, self.learner_model.model, self.optimizer,
                                     {"method": cfg.method, "fingerprint": cfg.fingerprint(),
-                                     "task_stats": self.task_stats.to_dict(), **state},
+                                     "task_stats": self.task_history.to_dict(), **state},
                                     keep=cfg.keep_checkpoints)
 
     # ---- the run --------------------------------------------------------------------------------------------

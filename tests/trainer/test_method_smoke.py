@@ -62,7 +62,11 @@ def test_tigpo_revisits_and_checkpoints_its_task_statistics(tmp_path):
     assert first["revisited_tasks"] == 0 and second["revisited_tasks"] == 1
     assert second["tasks"][1] in first["tasks"]  # the last slot revisits a task of step 1
     state = json.loads((tmp_path / "run" / "checkpoints" / "step-000002" / "state.json").read_text())
-    assert set(state["task_stats"]["anchors"]) == set(first["tasks"]) | set(second["tasks"])
-    assert state["task_stats"] == trainer.task_stats.to_dict()
+    history = state["task_stats"]  # every task's transition graph; exploration groups, not the revisit's
+    assert set(history["graphs"]) == set(first["tasks"]) | set(second["tasks"])
+    assert any(history["graphs"][task] for task in history["graphs"])  # transitions of played steps
+    assert set(history["explorations"]) == set(first["tasks"]) | {second["tasks"][0]}
+    assert history["explorations"][second["tasks"][1]]["step"] == 0  # the revisit kept its exploration group
+    assert history == trainer.task_history.to_dict()
     resumed = Trainer(cfg.model_copy(update={"steps": 3}), tmp_path / "run")
-    assert resumed._resume() == 2 and resumed.task_stats.to_dict() == state["task_stats"]
+    assert resumed._resume() == 2 and resumed.task_history.to_dict() == history
