@@ -13,25 +13,26 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 import nlgrad  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
 from nlgrad.config import load_settings
 from nlgrad.errors import NlgradError
+from nlgrad.terminal_text import message_line
 
 out = Console()
 err = Console(stderr=True)
 
 
 def handles_errors(fn):
-    """Turn nlgrad errors into one clear red line and exit code 2 (no traceback)."""
+    """Turn nlgrad errors into one clear red line and exit code 2 (no traceback); the message is printed as text
+    (no markup, no emoji codes; control and bidi characters escaped, see :mod:`nlgrad.terminal_text`)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except NlgradError as exc:
-            err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
+            err.print(message_line(exc), highlight=False)
             raise typer.Exit(2) from None
 
     return wrapper
@@ -58,7 +59,7 @@ def benchmark_agent(settings, benchmark_id: str, lm: Optional[str]):
         return settings
     settings, warnings = with_benchmark_agent(settings, benchmark, lm)
     for warning in warnings:
-        err.print(f"[yellow]warning:[/] {escape(warning)}")
+        err.print(message_line(warning, "warning:", "yellow"), highlight=False)
     return settings
 
 
@@ -72,7 +73,7 @@ def learning_settings_from_options(config: Optional[Path], lm: Optional[str], cr
     settings, warnings = learning_settings(settings_from_options(config, lm, None, no_cache, cache_dir, runs_dir),
                                            critic_lm)
     for warning in warnings:
-        err.print(f"[yellow]warning:[/] {escape(warning)}")
+        err.print(message_line(warning, "warning:", "yellow"), highlight=False)
     return settings
 
 

@@ -8,7 +8,6 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from nlgrad.errors import NlgradError
 from nlgrad.policy.blocks import apply_block
@@ -19,6 +18,7 @@ from nlgrad.policy.store import load_policy
 from nlgrad.policy.render_formats import render_json, render_markdown, render_text_all
 from nlgrad.policy.show import show_log, show_memory
 from nlgrad.policy.store import PolicyStore
+from nlgrad.terminal_text import escape_controls, escaped_copy, message_line
 
 policy_app = typer.Typer(
     name="policy",
@@ -40,13 +40,17 @@ class DiffFormat(str, Enum):
 
 
 def _fail(exc: Exception, code: int = 2) -> typer.Exit:
-    Console(stderr=True, highlight=False).print(f"[red]error:[/red] {escape(str(exc))}", markup=True,
-                                                soft_wrap=True)
+    _stderr().print(message_line(exc, style="red"), soft_wrap=True)
     return typer.Exit(code)
 
 
 def _stdout() -> Console:
-    return Console(highlight=False)
+    """Policy text on stdout: markup only where the code writes it (values are escaped), no emoji codes."""
+    return Console(highlight=False, emoji=False)
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False, emoji=False)
 
 
 PathArg = typer.Argument(..., help="a policy directory (policies/...) or a single policy file (.json/.yaml)")
@@ -59,7 +63,7 @@ def show(path: Path = PathArg, version: Optional[int] = VersionOpt,
     """Show a policy version: entries per route with counters and provenance."""
     try:
         memory = load_policy(path, version=version)
-        show_memory(_stdout(), memory, route)
+        show_memory(_stdout(), escaped_copy(memory), route)  # bidi / control characters shown as escapes
     except NlgradError as exc:
         raise _fail(exc) from None
 
@@ -141,7 +145,7 @@ def apply(path: Path = PathArg,
           check: bool = typer.Option(False, "--check", help="change nothing; exit 1 if the file is out of date"),
           version: Optional[int] = VersionOpt) -> None:
     """Insert or replace the delimited policy block of ROUTE in a prompt file (idempotent)."""
-    err = Console(stderr=True, highlight=False)
+    err = _stderr()
     try:
         memory = load_policy(path, version=version)
         try:
@@ -156,14 +160,15 @@ def apply(path: Path = PathArg,
                                   field=f"byte {exc.start}", value=raw[max(0, exc.start - 10):exc.start + 10]) from None
         if route not in memory.routes():
             known = ", ".join(memory.routes()) or "none"
-            err.print(f"warning: route {route!r} has no entries in this policy (routes: {known})", markup=False)
+            err.print(message_line(f"route {route!r} has no entries in this policy (routes: {known})", "warning:",
+                                   "yellow"))
         updated = apply_block(text, route, memory.render(route), memory.version, source=prompt_file)
     except NlgradError as exc:
         raise _fail(exc) from None
     if check:
         if updated != text:
-            err.print(f"{prompt_file}: policy block for {route} is out of date (policy v{memory.version})",
-                      markup=False)
+            err.print(escape_controls(f"{prompt_file}: policy block for {route} is out of date (policy "
+                                      f"v{memory.version})"), markup=False)
             raise typer.Exit(1)
         typer.echo(f"{prompt_file}: up to date (policy v{memory.version}, route {route})")
         return

@@ -19,6 +19,7 @@ from nlgrad.policy.memory import PolicyMemory
 from nlgrad.policy.render import render_line
 from nlgrad.policy.schema import PolicyEntry, id_sort_key
 from nlgrad.policy.tokens import word_ops
+from nlgrad.terminal_text import escape_controls
 
 
 class EntryEdit(BaseModel):
@@ -127,11 +128,16 @@ def diff_versions(directory: str | Path, old_version: int, new_version: int) -> 
     return diff_memories(store.load(old_version), store.load(new_version))
 
 
+def _shown(text: str) -> str:
+    """``text`` for the markup below: control and bidi characters as escapes, markup brackets escaped."""
+    return escape(escape_controls(text))
+
+
 def markup_word_ops(ops: list[dict[str, Any]]) -> str:
     """Rich markup for word ops: ``[-deleted-]`` in red, ``{+inserted+}`` in green, equal words plain."""
     parts = []
     for op in ops:
-        text = escape(op["text"])
+        text = _shown(op["text"])
         if op["op"] == "delete":
             parts.append(f"[red strike]\\[-{text}-][/red strike]")
         elif op["op"] == "insert":
@@ -149,21 +155,21 @@ def _entry_text(entry: PolicyEntry) -> str:
 
 def diff_markup(diff: PolicyDiff) -> str:
     """The whole diff as rich markup (coloured on a terminal; markers keep it readable without colour)."""
-    lines = [f"[bold]--- {escape(diff.old_label)}[/bold]", f"[bold]+++ {escape(diff.new_label)}[/bold]"]
-    lines += [f"[bold yellow]note:[/bold yellow] {escape(line)}" for line in diff.mismatch]
+    lines = [f"[bold]--- {_shown(diff.old_label)}[/bold]", f"[bold]+++ {_shown(diff.new_label)}[/bold]"]
+    lines += [f"[bold yellow]note:[/bold yellow] {_shown(line)}" for line in diff.mismatch]
     if diff.empty:
         lines.append("no changes")
         return "\n".join(lines)
     for rd in diff.routes:
         lines.append("")
-        lines.append(f"[bold cyan]route {escape(rd.route)}[/bold cyan]")
+        lines.append(f"[bold cyan]route {_shown(rd.route)}[/bold cyan]")
         for e in rd.added:
-            lines.append(f"[green]+ {escape(e.id or '')}  {escape(_entry_text(e))}[/green]"
+            lines.append(f"[green]+ {_shown(e.id or '')}  {_shown(_entry_text(e))}[/green]"
                          + (f" [dim]({e.status.value})[/dim]" if not e.active else ""))
         for e in rd.removed:
-            lines.append(f"[red]- {escape(e.id or '')}  {escape(_entry_text(e))}[/red]")
+            lines.append(f"[red]- {_shown(e.id or '')}  {_shown(_entry_text(e))}[/red]")
         for ed in rd.edited:
-            lines.append(f"[yellow]~ {escape(ed.id)}[/yellow]  [dim]({', '.join(ed.fields)})[/dim]")
+            lines.append(f"[yellow]~ {_shown(ed.id)}[/yellow]  [dim]({', '.join(ed.fields)})[/dim]")
             if ed.when_ops:
                 lines.append(f"    when: {markup_word_ops(ed.when_ops)}")
             if ed.text_ops:
@@ -173,5 +179,5 @@ def diff_markup(diff: PolicyDiff) -> str:
                     lines.append(f"    {field}: {getattr(ed.old, field).value} -> {getattr(ed.new, field).value}")
         for cc in rd.counters:
             changes = ", ".join(f"{k} {a}->{b}" for k, (a, b) in cc.changes.items())
-            lines.append(f"[dim]= {escape(cc.id)}  {changes}[/dim]")
+            lines.append(f"[dim]= {_shown(cc.id)}  {changes}[/dim]")
     return "\n".join(lines)
