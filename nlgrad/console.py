@@ -33,6 +33,9 @@ def ledger_table(ledger: Ledger, title: str = "LM usage") -> Table:
 def print_run(console: Console, summary: dict, ledger: Ledger, run_path: str | None = None, title: str = "Summary"):
     console.print(summary_table(summary, title))
     console.print(ledger_table(ledger))
+    if summary.get("metrics"):
+        console.print("benchmark metrics: " + ", ".join(f"{k} {v:.3f}" for k, v in summary["metrics"].items()),
+                      highlight=False, markup=False)
     if summary.get("conditions_never_shown"):
         console.print("conditional entries shown to no call on this split (their condition matched no input): "
                       + ", ".join(summary["conditions_never_shown"]), highlight=False, markup=False)
@@ -80,5 +83,7 @@ def print_optimize(console: Console, outcome, *, dry_run: bool = False) -> None:
         table.add_row("final - initial", f"{d['mean']:+.3f}", f"[{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]", "")
         console.print(table)
     console.print(ledger_table(outcome.ledger, title="LM usage (whole optimize run)"))
-    console.print(f"policy: {outcome.work_dir.parent}  (final version v{outcome.final_version}); run files: "
+    entries = getattr(outcome, "final_entries", None)
+    size = f", {entries} active entr{'y' if entries == 1 else 'ies'}" if entries is not None else ""
+    console.print(f"policy: {outcome.work_dir.parent}  (final version v{outcome.final_version}{size}); run files: "
                   f"{outcome.work_dir}")

@@ -142,7 +142,22 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
         result = executor.run(tasks, resume=request.run_dir is not None)
         Ledger.replay(journal).save(run_dir.path / "ledger.json")
         flag_silent_conditions(policy, run_dir, tasks, result)
+        add_benchmark_metrics(benchmark, run_dir, result)
     return result, lm
+
+
+def add_benchmark_metrics(benchmark: Any, run_dir: RunDir, result: RunResult) -> None:
+    """Aggregates the benchmark computes itself (``summary_metrics`` over ``(gold, predicted)`` of each result's
+    details: CLINC150's in-scope accuracy and out-of-scope recall), as ``summary["metrics"]``."""
+    summarize = getattr(benchmark, "summary_metrics", None)
+    if summarize is None:
+        return
+    pairs = [(r.details["gold"], r.details.get("predicted")) for r in result.results
+             if r.error is None and "gold" in (r.details or {})]
+    metrics = summarize(pairs)
+    if metrics:
+        result.summary["metrics"] = metrics
+        run_dir.write_summary(result.summary)
 
 
 def flag_silent_conditions(policy: Any, run_dir: RunDir, tasks: list, result: RunResult) -> None:

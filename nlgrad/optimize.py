@@ -79,6 +79,7 @@ class OptimizeOutcome:
     ledger: Ledger
     work_dir: Path
     policy_for_task: PolicyForTask | None = None  # the method's per-task policy hook: evaluate with it
+    final_entries: int | None = None  # active entries of the final version
 
 
 def _initial_memory(config: OptimizeConfig, program) -> PolicyMemory:
@@ -287,7 +288,7 @@ def _run_locked(config: OptimizeConfig, settings: Settings, out: Path, method, b
         write_json_atomic(work_dir / "final" / "test.json", test)
     save_state()
     return OptimizeOutcome(state, initial_version, final_version, test, Ledger.from_dict(state.ledger), work_dir,
-                           ws.policy_for_task)
+                           ws.policy_for_task, store.load(final_version).n_entries())
 
 
 def _gate(ws: Workspace, memory: PolicyMemory, candidate: PolicyMemory, iteration: int) -> dict[str, Any]:

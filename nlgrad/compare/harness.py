@@ -29,13 +29,12 @@ from nlgrad.errors import ConfigError
 from nlgrad.files import write_json_atomic
 from nlgrad.lm.client import LM
 from nlgrad.methods.base import OptimizeConfig, executor_for
+from nlgrad.methods.registry import method_class
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.rundir import RunDir
 
-# run once (iterations=1); the others iterate until the budget is spent
-ONE_SHOT = {"none", "human", "fixed", "miprov2", "bootstrap_fewshot"}
-# methods told the budget directly
-BUDGET_OPTION = {"gepa": "max_metric_calls", "miprov2": "max_rollouts", "bootstrap_fewshot": "max_rollouts"}
+# A method declares `one_shot = True` to run once (iterations=1; the others iterate until the budget is spent) and
+# `budget_option = "NAME"` to be told the rollout budget directly.
 EXTERNAL_PREFIXES = ("grpo",)  # rows read from the companion trainer's results
 
 
@@ -86,8 +85,10 @@ def _check_settings(out: Path, config: CompareConfig) -> None:
 
 def optimize_config(config: CompareConfig, method: str, seed: int, benchmark) -> OptimizeConfig:
     options = dict(config.method_options.get(method, {}))
-    if method in BUDGET_OPTION:
-        options.setdefault(BUDGET_OPTION[method], config.budget_rollouts)
+    declared = method_class(method)  # what the method declares: one_shot, budget_option (None: not importable)
+    budget_option = getattr(declared, "budget_option", None)
+    if budget_option:
+        options.setdefault(budget_option, config.budget_rollouts)
     init_policy = None
     if method == "human":
         from nlgrad.methods.baselines.static import human_policy_path
@@ -100,7 +101,8 @@ def optimize_config(config: CompareConfig, method: str, seed: int, benchmark) ->
             raise ConfigError("the `fixed` baseline needs the policy it adopts", field="--method-option",
                               value="fixed.policy=PATH")
         init_policy = str(fixed_policy_path(options["policy"]))
-    iterations = 1 if method in ONE_SHOT else max(1, math.ceil(config.budget_rollouts / config.batch))
+    one_shot = getattr(declared, "one_shot", False)
+    iterations = 1 if one_shot else max(1, math.ceil(config.budget_rollouts / config.batch))
     return OptimizeConfig(method=method, benchmark=config.benchmark, program=config.program, iterations=iterations,
                           batch=config.batch, val=config.val, test_n=0, seed=seed, workers=config.workers,
                           step_cap=config.step_cap, init_policy=init_policy, gate_min_wins=config.gate_min_wins,

@@ -43,6 +43,8 @@ def plan_search(budget: int | None, *, n_train: int, n_val: int, default: int = 
 
 class BootstrapFewShot:
     name = "bootstrap_fewshot"
+    one_shot = True  # nlgrad compare runs it for one iteration
+    budget_option = "max_rollouts"  # compare passes its rollout budget as this option
 
     def __init__(self, *, max_rollouts: int | None = None, max_bootstrapped_demos: int = 4,
                  num_candidate_programs: int | None = None, train_examples: int = 20, metric_threshold: float = 1.0,

@@ -128,6 +128,7 @@ class GEPA:
     """``--method gepa``: the gepa package's optimizer on the program's route texts (see the module docstring)."""
 
     name = "gepa"
+    budget_option = "max_metric_calls"  # compare passes its rollout budget as this option
 
     def __init__(self, *, max_metric_calls: int | None = None, metric_calls_per_iteration: int | None = None,
                  reflection_minibatch_size: int = 3, candidate_selection_strategy: str = "pareto",

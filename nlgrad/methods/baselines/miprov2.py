@@ -29,6 +29,8 @@ def plan_trials(budget: int | None, n_val: int, minibatch: int, full_eval_steps:
 
 class MIPROv2:
     name = "miprov2"
+    one_shot = True  # nlgrad compare runs it for one iteration
+    budget_option = "max_rollouts"  # compare passes its rollout budget as this option
 
     def __init__(self, *, max_rollouts: int | None = None, num_candidates: int = 3, num_trials: int | None = None,
                  minibatch_size: int | None = None, minibatch_full_eval_steps: int = 5, init_temperature: float = 1.0,

@@ -35,6 +35,7 @@ class NoPolicy:
     """The frozen program as shipped: an empty policy in every route."""
 
     name = "none"
+    one_shot = True  # nlgrad compare runs it for one iteration
 
     def propose(self, ws: Workspace, memory: PolicyMemory, iteration: int) -> Proposal:  # noqa: ARG002
         return Proposal(None, note="static baseline: no learning")
@@ -52,6 +53,7 @@ class _FilePolicy:
     """A policy from a file, adopted as is (``what`` names it in notes and gate decisions)."""
 
     what = "a policy file"
+    one_shot = True  # nlgrad compare runs it for one iteration
 
     def __init__(self, *, evaluate: bool = True):
         self.evaluate = evaluate  # standalone use: report its validation score next to the starting policy's
