@@ -1,0 +1,103 @@
+"""Rows of the intent-routing results table from `nlgrad eval` run directories, paired against no policy.
+
+    python scripts/intent_rows.py --none runs/EVAL_NONE --row nlpg=runs/EVAL_NLPG --row random_examples=runs/EVAL_R \
+        [--out benchmarks/results/intent.json]
+
+Each run directory is one `nlgrad eval` (its config.json says the benchmark, split, n, agent and policy). A row gets
+the run's mean and 95% CI, the policy's active entry count, the benchmark's own aggregates (summary.json
+``metrics``), the command that reproduces it, and ``diff_vs_none: {mean, ci95, n, won, lost}``, paired task by task
+with the ``--none`` run (same benchmark and split; tasks both runs scored). Rows are merged into ``--out`` by
+(benchmark, split, method, agent, n): a rerun replaces its row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from nlgrad.files import write_json_atomic  # noqa: E402
+from nlgrad.stats import bootstrap_ci, paired_comparison, paired_difference  # noqa: E402
+
+
+def read_run(path: Path) -> tuple[dict, dict[str, float], dict]:
+    config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    scores = {}
+    for line in (path / "results.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            if row.get("error") is None:
+                scores[row["task_id"]] = float(row["score"])
+    summary = json.loads((path / "summary.json").read_text(encoding="utf-8")) if (path / "summary.json").exists() \
+        else {}
+    return config, scores, summary
+
+
+def command(config: dict) -> str:
+    parts = ["nlgrad eval", f"--benchmark {config['benchmark']}", f"--split {config['split']}", f"--n {config['n']}",
+             f"--lm {config['roles']['agent']['model']}"]
+    if config.get("program"):
+        parts.append(f"--program {config['program']}")
+    if config.get("policy"):
+        parts.append(f"--policy {config['policy']}")
+    return " ".join(parts)
+
+
+def entries(policy: str | None) -> int:
+    if not policy:
+        return 0
+    from nlgrad.policy import PolicyMemory
+
+    return PolicyMemory.load(policy).n_entries()
+
+
+def row(method: str, path: Path, none: tuple[dict, dict[str, float], dict]) -> dict:
+    config, scores, summary = read_run(path)
+    base_config, base_scores, _ = none
+    if (config["benchmark"], config["split"]) != (base_config["benchmark"], base_config["split"]):
+        raise SystemExit(f"{path}: {config['benchmark']}/{config['split']} is not the --none run's "
+                         f"{base_config['benchmark']}/{base_config['split']}")
+    est = bootstrap_ci(list(scores.values()))
+    shared = sorted(set(scores) & set(base_scores))
+    diff = paired_difference([scores[i] for i in shared], [base_scores[i] for i in shared])
+    pair = paired_comparison(scores, base_scores)
+    return {"benchmark": config["benchmark"], "split": config["split"], "method": method,
+            "agent": config["roles"]["agent"]["model"], "program": config.get("program"),
+            "policy": config.get("policy"), "entries": entries(config.get("policy")), "n": len(scores),
+            "mean": round(est.mean, 4), "ci95": [round(est.lo, 4), round(est.hi, 4)],
+            "metrics": {k: round(v, 4) for k, v in (summary.get("metrics") or {}).items()},
+            "s_per_task": round(summary.get("wall_s", 0.0) / max(1, summary.get("n", 1)), 2),
+            "diff_vs_none": {"mean": round(diff.mean, 4), "ci95": [round(diff.lo, 4), round(diff.hi, 4)],
+                             "n": len(shared), "won": pair["won"], "lost": pair["lost"]},
+            "command": command(config), "run_dir": str(path)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--none", required=True, type=Path, help="the no-policy eval run directory")
+    parser.add_argument("--row", action="append", default=[], metavar="METHOD=RUN_DIR")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "intent.json")
+    args = parser.parse_args(argv)
+    none = read_run(args.none)
+    rows = [row("none", args.none, none)]
+    for spec in args.row:
+        method, _, path = spec.partition("=")
+        rows.append(row(method, Path(path), none))
+    old = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else []
+    key = lambda r: (r["benchmark"], r["split"], r["method"], r["agent"], r["n"])  # noqa: E731
+    merged = {key(r): r for r in old}
+    merged.update({key(r): r for r in rows})
+    write_json_atomic(args.out, sorted(merged.values(), key=lambda r: (r["benchmark"], r["agent"], r["n"],
+                                                                      r["method"] != "none", r["method"])))
+    for r in rows:
+        d = r["diff_vs_none"]
+        print(f"{r['benchmark']} {r['method']:<16} n={r['n']} entries={r['entries']:<4} {r['mean']:.3f} "
+              f"diff {d['mean']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] won {d['won']} lost {d['lost']}")
+
+
+if __name__ == "__main__":
+    main()
