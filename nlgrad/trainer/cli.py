@@ -1,14 +1,24 @@
 """``nlgrad train``: the companion weight trainer (optional extra ``train``). torch is imported inside the command,
-so ``nlgrad --help`` works without it."""
+so ``nlgrad --help`` works without it.
+
+The command's options are the general ones (:func:`_general_options`' signature) plus every option of every registered
+advantage estimator (:func:`nlgrad.trainer.estimators.estimator_options`), each with its own flag, default and help; a
+method added to the registry brings its flags with it."""
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Literal, Optional, get_origin
 
 import typer
+
+from nlgrad.trainer.estimators import ESTIMATORS, estimator_options
+
+METHOD_HELP = ("The advantage estimator: " + ", ".join(ESTIMATORS) + ". "
+               + " ".join(estimator.summary for estimator in ESTIMATORS.values()))
 
 
 def _out_dir(method: str, benchmark: str, model: str) -> Path:
@@ -31,76 +41,74 @@ def _config(**values):
         raise ConfigError(first["msg"], field=f"--{field.replace('_', '-')}", value=first.get("input")) from None
 
 
+def _general_options(
+    method: str = typer.Option("grpo", "--method", help=METHOD_HELP),
+    benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin or hotpotqa."),
+    model: str = typer.Option(..., "--model", help="HF model directory or .gguf file on disk ('tiny': tests)."),
+    lora: bool = typer.Option(True, "--lora/--full", help="Train LoRA adapters (default) or all weights."),
+    device: str = typer.Option("auto", "--device", help="auto, cuda or cpu."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Run directory (resumes a run written there)."),
+    steps: int = typer.Option(20, "--steps", help="Optimization steps."),
+    tasks_per_step: int = typer.Option(4, "--tasks-per-step", help="Train tasks per step."),
+    group_size: int = typer.Option(4, "--group-size", "-G", help="Rollouts per task (G)."),
+    step_cap: Optional[int] = typer.Option(None, "--step-cap", help="Max environment steps per episode."),
+    lr: float = typer.Option(1e-5, "--lr", help="Learning rate (AdamW)."),
+    kl_coef: float = typer.Option(0.04, "--kl-coef", help="KL penalty to the frozen reference."),
+    clip_eps: float = typer.Option(0.2, "--clip-eps", help="PPO clip range."),
+    ppo_epochs: int = typer.Option(1, "--ppo-epochs", help="Passes over each rollout batch."),
+    minibatch: int = typer.Option(8, "--minibatch", help="Turns per gradient step."),
+    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature of rollouts."),
+    rules: Optional[str] = typer.Option(None, "--rules", help="JERP weight half: policy directory (rule pool) "
+                                        "whose rules are retrieved into the prompts trained on."),
+    rules_k: int = typer.Option(4, "--rules-k", help="Rules retrieved per route and task."),
+    rules_embedder: str = typer.Option("lexical", "--rules-embedder", help="lexical, auto or minilm."),
+    normalize: Optional[str] = typer.Option(None, "--normalize", help="std or mean (default: the method's)."),
+    lora_rank: int = typer.Option(16, "--lora-rank", help="LoRA rank."),
+    dtype: str = typer.Option("auto", "--dtype", help="auto, float32, bfloat16 or float16."),
+    grad_ckpt: bool = typer.Option(False, "--gradient-checkpointing", help="Trade compute for memory."),
+    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Cap on a module's max_tokens."),
+    workers: int = typer.Option(1, "--workers", "-w", help="Parallel episode threads."),
+    seed: int = typer.Option(0, "--seed", help="Seed (task sampler, sampling, init)."),
+    save_every: int = typer.Option(1, "--save-every", help="Checkpoint every N steps."),
+    eval_n: int = typer.Option(20, "--eval-n", help="Dev tasks evaluated in-process at the end (0: skip)."),
+    test_n: int = typer.Option(0, "--test-n", help="Test tasks evaluated at the end (for nlgrad compare)."),
+    val_n: int = typer.Option(0, "--val-n", help="Dev tasks evaluated every --val-every steps (curve)."),
+    val_every: int = typer.Option(0, "--val-every", help="Steps between validation evaluations (0: off)."),
+    external: Optional[Path] = typer.Option(None, "--external", help="Write nlgrad compare's external.json "
+                                            "row here (e.g. DIR/grpo/seed0/external.json); needs --test-n."),
+    eval_step_cap: Optional[int] = typer.Option(None, "--eval-step-cap", help="Step cap of the evaluation."),
+    program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
+):
+    """Never called: its signature declares the options every method shares."""
+
+
+def _estimator_parameter(option) -> inspect.Parameter:
+    """A typer option of an estimator option (a ``Literal`` is a string flag; TrainConfig checks the choice)."""
+    annotation = str if get_origin(option.type) is Literal else option.type
+    return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
+                             default=typer.Option(option.default, option.flag, help=option.help))
+
+
+def train_signature() -> inspect.Signature:
+    """``nlgrad train``'s parameters: the general options, with the estimators' options after ``--temperature``."""
+    general = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+               for p in inspect.signature(_general_options, eval_str=True).parameters.values()]
+    at = [p.name for p in general].index("temperature") + 1
+    return inspect.Signature(general[:at] + [_estimator_parameter(o) for o in estimator_options().values()]
+                             + general[at:])
+
+
+def config_values(values: dict[str, Any]) -> dict[str, Any]:
+    """The TrainConfig values of the command's parameters (all but where to write, under their config names)."""
+    out = {k: v for k, v in values.items() if k not in ("out_dir", "external", "grad_ckpt")}
+    out["gradient_checkpointing"] = values["grad_ckpt"]
+    return out
+
+
 def register(app: typer.Typer) -> None:
     from nlgrad.cli_common import err, handles_errors, out
 
-    @app.command("train")
-    @handles_errors
-    def train_cmd(
-        method: str = typer.Option("grpo", "--method", help="grpo, gigpo, progpo, cigpo, hidifftir, milegpo, "
-                                    "tigpo, actguide, tapo, stapo or iapo."),
-        benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin or hotpotqa."),
-        model: str = typer.Option(..., "--model", help="HF model directory or .gguf file on disk ('tiny': tests)."),
-        lora: bool = typer.Option(True, "--lora/--full", help="Train LoRA adapters (default) or all weights."),
-        device: str = typer.Option("auto", "--device", help="auto, cuda or cpu."),
-        out_dir: Optional[Path] = typer.Option(None, "--out", help="Run directory (resumes a run written there)."),
-        steps: int = typer.Option(20, "--steps", help="Optimization steps."),
-        tasks_per_step: int = typer.Option(4, "--tasks-per-step", help="Train tasks per step."),
-        group_size: int = typer.Option(4, "--group-size", "-G", help="Rollouts per task (G)."),
-        step_cap: Optional[int] = typer.Option(None, "--step-cap", help="Max environment steps per episode."),
-        lr: float = typer.Option(1e-5, "--lr", help="Learning rate (AdamW)."),
-        kl_coef: float = typer.Option(0.04, "--kl-coef", help="KL penalty to the frozen reference."),
-        clip_eps: float = typer.Option(0.2, "--clip-eps", help="PPO clip range."),
-        ppo_epochs: int = typer.Option(1, "--ppo-epochs", help="Passes over each rollout batch."),
-        minibatch: int = typer.Option(8, "--minibatch", help="Turns per gradient step."),
-        temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature of rollouts."),
-        omega: float = typer.Option(1.0, "--omega", help="GiGPO: weight of the step advantage."),
-        gamma: float = typer.Option(0.95, "--gamma", help="Discount of step returns, per environment step."),
-        progpo_step: bool = typer.Option(False, "--progpo-step", help="ProGPO's step level (novel-state visits "
-                                         "per step); with gigpo, as step rewards of all-failed groups."),
-        difficulty_weight: float = typer.Option(1.0, "--difficulty-weight", help="HiDiffTIR: group difficulty "
-                                                "scale (1 + w * (1 - mean score))."),
-        route_failure_weight: float = typer.Option(1.0, "--route-failure-weight", help="HiDiffTIR: route scale "
-                                                   "(1 + w * the route's failure rate in the batch)."),
-        milestone_coef: float = typer.Option(1.0, "--milestone-coef", help="MileGPO: weight of the milestone/trap "
-                                             "shaping return."),
-        milestone_prior: float = typer.Option(1.0, "--milestone-prior", help="MileGPO: reliability prior (a "
-                                              "candidate seen by n episodes keeps n / (n + prior) of its value)."),
-        revisit_share: float = typer.Option(0.25, "--revisit-share", help="TIGPO: share of a step's task slots "
-                                            "that revisit earlier tasks."),
-        guide_hint: str = typer.Option("", "--guide-hint", help="ActGuide-RL: plan hint of the re-rolls of "
-                                       "all-zero groups (default: the task's plan, else a generic plan)."),
-        tapo_coef: float = typer.Option(0.1, "--tapo-coef", help="TAPO: weight of the next-observation loss."),
-        tapo_max_tokens: int = typer.Option(64, "--tapo-max-tokens", help="TAPO: observation tokens predicted."),
-        stapo_z: float = typer.Option(1.0, "--stapo-z", help="STAPO: entropy |z| in the anchor group above which "
-                                      "a turn is an outlier."),
-        stapo_scale: float = typer.Option(0.5, "--stapo-scale", help="STAPO: an outlier's trajectory-aware reward "
-                                          "(factor on its episode's GRPO advantage)."),
-        stapo_penalty: float = typer.Option(0.5, "--stapo-penalty", help="STAPO: trajectory-independent penalty "
-                                            "of every outlier turn."),
-        iapo_coef: float = typer.Option(1.0, "--iapo-coef", help="IAPO: weight of supported/failed uses in a "
-                                        "turn's routing weight."),
-        rules: Optional[str] = typer.Option(None, "--rules", help="JERP weight half: policy directory (rule pool) "
-                                            "whose rules are retrieved into the prompts trained on."),
-        rules_k: int = typer.Option(4, "--rules-k", help="Rules retrieved per route and task."),
-        rules_embedder: str = typer.Option("lexical", "--rules-embedder", help="lexical, auto or minilm."),
-        normalize: Optional[str] = typer.Option(None, "--normalize", help="std or mean (default: the method's)."),
-        lora_rank: int = typer.Option(16, "--lora-rank", help="LoRA rank."),
-        dtype: str = typer.Option("auto", "--dtype", help="auto, float32, bfloat16 or float16."),
-        grad_ckpt: bool = typer.Option(False, "--gradient-checkpointing", help="Trade compute for memory."),
-        max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Cap on a module's max_tokens."),
-        workers: int = typer.Option(1, "--workers", "-w", help="Parallel episode threads."),
-        seed: int = typer.Option(0, "--seed", help="Seed (task sampler, sampling, init)."),
-        save_every: int = typer.Option(1, "--save-every", help="Checkpoint every N steps."),
-        eval_n: int = typer.Option(20, "--eval-n", help="Dev tasks evaluated in-process at the end (0: skip)."),
-        test_n: int = typer.Option(0, "--test-n", help="Test tasks evaluated at the end (for nlgrad compare)."),
-        val_n: int = typer.Option(0, "--val-n", help="Dev tasks evaluated every --val-every steps (curve)."),
-        val_every: int = typer.Option(0, "--val-every", help="Steps between validation evaluations (0: off)."),
-        external: Optional[Path] = typer.Option(None, "--external", help="Write nlgrad compare's external.json "
-                                                "row here (e.g. DIR/grpo/seed0/external.json); needs --test-n."),
-        eval_step_cap: Optional[int] = typer.Option(None, "--eval-step-cap", help="Step cap of the evaluation."),
-        program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
-    ):
+    def train_cmd(**values: Any):
         """Train a local model's weights with GRPO/GiGPO/ProGPO/CIGPO/HiDiffTIR/MileGPO/TIGPO/ActGuide-RL/TAPO/
         STAPO/IAPO on nlgrad's benchmarks (resumable)."""
         try:
@@ -113,20 +121,9 @@ def register(app: typer.Typer) -> None:
                               "is missing)") from None
         from nlgrad.trainer.loop import Trainer
 
-        config = _config(method=method, benchmark=benchmark, program=program, model=model, lora=lora,
-                            lora_rank=lora_rank, device=device, dtype=dtype, gradient_checkpointing=grad_ckpt,
-                            seed=seed, steps=steps, tasks_per_step=tasks_per_step, group_size=group_size,
-                            step_cap=step_cap, temperature=temperature, max_new_tokens=max_new_tokens,
-                            workers=workers, lr=lr, ppo_epochs=ppo_epochs, minibatch=minibatch, clip_eps=clip_eps,
-                            kl_coef=kl_coef, normalize=normalize, omega=omega, gamma=gamma, progpo_step=progpo_step,
-                            difficulty_weight=difficulty_weight, route_failure_weight=route_failure_weight,
-                            milestone_coef=milestone_coef, milestone_prior=milestone_prior,
-                            revisit_share=revisit_share, guide_hint=guide_hint,
-                            tapo_coef=tapo_coef, tapo_max_tokens=tapo_max_tokens, stapo_z=stapo_z,
-                            stapo_scale=stapo_scale, stapo_penalty=stapo_penalty, iapo_coef=iapo_coef, rules=rules,
-                            rules_k=rules_k, rules_embedder=rules_embedder, save_every=save_every,
-                            eval_n=eval_n, test_n=test_n, val_n=val_n, val_every=val_every,
-                            eval_step_cap=eval_step_cap)
+        config = _config(**config_values(values))
+        method, benchmark, model, lora = values["method"], values["benchmark"], values["model"], values["lora"]
+        external, test_n, out_dir = values["external"], values["test_n"], values["out_dir"]
         if external is not None and test_n < 1:
             from nlgrad.errors import ConfigError
 
@@ -158,3 +155,6 @@ def register(app: typer.Typer) -> None:
                                                         note=note))
             out.print(f"  compare row: {external}")
         out.print(f"  curves: {target / 'curves.jsonl'}; merged model: {outcome.final_dir}")
+
+    train_cmd.__signature__ = train_signature()
+    app.command("train")(handles_errors(train_cmd))

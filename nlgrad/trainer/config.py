@@ -1,4 +1,9 @@
-"""TrainConfig: everything a companion training run depends on, validated, fingerprinted for resume."""
+"""TrainConfig: everything a companion training run depends on, validated, fingerprinted for resume.
+
+The general options are fields of :class:`TrainConfigBase`; every advantage estimator's own options (``omega``,
+``stapo_z``, ...) come from the estimator registry (:func:`nlgrad.trainer.estimators.estimator_options`) and are added
+as fields by :func:`pydantic.create_model`, so :class:`TrainConfig` has one field per option of every method.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +11,21 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
-METHODS = ("grpo", "gigpo", "progpo", "cigpo", "hidifftir", "milegpo", "tigpo", "actguide", "tapo", "stapo", "iapo")
+from nlgrad.trainer.estimators import METHODS, estimator_options, get_estimator, methods_declaring
 
 # Fields that may change between a run and its resume without changing what was learned so far.
 RESUMABLE_FIELDS = {"steps", "eval_n", "test_n", "device", "save_every", "keep_checkpoints", "workers",
                     "eval_step_cap", "val_n", "val_every"}
 
 
-class TrainConfig(BaseModel):
+class TrainConfigBase(BaseModel):
+    """The options every method shares; :class:`TrainConfig` adds the estimators' own."""
+
     model_config = ConfigDict(extra="forbid")
 
-    method: Literal["grpo", "gigpo", "progpo", "cigpo", "hidifftir", "milegpo", "tigpo", "actguide", "tapo", "stapo",
-                    "iapo"] = "grpo"
+    method: Literal[METHODS] = "grpo"  # type: ignore[valid-type]
     benchmark: str
     program: str | None = None
     model: str = Field(description="HF model directory, a .gguf file, or 'tiny' (random-init test model)")
@@ -50,38 +56,12 @@ class TrainConfig(BaseModel):
     max_grad_norm: float = Field(default=1.0, gt=0.0)
     loss_agg: Literal["token-mean", "seq-mean"] = "token-mean"
     skip_zero_advantage: bool = True
-    # advantages
+    # advantages (each estimator's own options are added from the registry)
     normalize: Literal["std", "mean"] | None = Field(default=None, description="None: the method's default")
-    omega: float = Field(default=1.0, ge=0.0, description="GiGPO step-advantage weight")
-    gamma: float = Field(default=0.95, ge=0.0, le=1.0, description="discount per environment step")
-    progpo_step: bool = Field(default=False, description="ProGPO step level (novel-state visits per step); with "
-                              "gigpo: novel-state visits as step rewards of all-failed groups")
-    difficulty_weight: float = Field(default=1.0, ge=0.0, description="HiDiffTIR: weight of group difficulty")
-    route_failure_weight: float = Field(default=1.0, ge=0.0, description="HiDiffTIR: weight of route failure rate")
-    milestone_coef: float = Field(default=1.0, ge=0.0, description="MileGPO: weight of milestone/trap shaping")
-    milestone_prior: float = Field(default=1.0, ge=0.0, description="MileGPO: reliability prior; a candidate seen by "
-                                   "n episodes keeps n / (n + prior) of its outcome confidence (0: uncalibrated)")
-    revisit_share: float = Field(default=0.25, ge=0.0, le=1.0, description="TIGPO: share of a step's task slots "
-                                 "that revisit tasks trained on before")
-    guide_hint: str = Field(default="", description="ActGuide-RL: the plan hint of re-rolls ('' : the default "
-                            "plan, or the task's own plan when its gold has one)")
-    tapo_coef: float = Field(default=0.1, ge=0.0, description="TAPO: weight of the next-observation loss")
-    tapo_max_tokens: int = Field(default=64, ge=1, description="TAPO: observation tokens predicted per turn")
-    stapo_z: float = Field(default=1.0, ge=0.0, description="STAPO: |z| of a turn's entropy in its anchor group "
-                           "above which the turn is an outlier")
-    stapo_scale: float = Field(default=0.5, ge=0.0, description="STAPO: trajectory-aware reward of an outlier turn, "
-                               "as a factor on its episode's GRPO advantage")
-    stapo_penalty: float = Field(default=0.5, ge=0.0, description="STAPO: trajectory-independent penalty "
-                                 "subtracted from every outlier turn's advantage")
-    iapo_coef: float = Field(default=1.0, ge=0.0, description="IAPO: weight of a turn's supported/failed uses in "
-                             "its routing weight")
     rules: str | None = Field(default=None, description="JERP weight half: a policy directory (rule pool) whose "
                               "rules are retrieved into the prompts trained on")
     rules_k: int = Field(default=4, ge=1, description="rules retrieved per route and task")
     rules_embedder: Literal["lexical", "auto", "minilm"] = "lexical"
-    ig_weight_start: float = Field(default=1.0, ge=0.0)
-    ig_weight_end: float = Field(default=0.1, ge=0.0)
-    ig_schedule: Literal["linear", "cosine", "constant"] = "linear"
     # checkpoints and evaluation
     save_every: int = Field(default=1, ge=1)
     keep_checkpoints: int = Field(default=2, ge=1)
@@ -92,17 +72,17 @@ class TrainConfig(BaseModel):
     val_every: int = Field(default=0, ge=0)
 
     @model_validator(mode="after")
-    def _check(self) -> "TrainConfig":
+    def _check(self) -> "TrainConfigBase":
         if self.tasks_per_step * self.group_size < 2:
             raise ValueError("a step needs at least two rollouts")
-        if self.progpo_step and self.method not in ("progpo", "gigpo"):
-            raise ValueError("progpo_step applies to --method progpo or gigpo")
+        declared = {option.name for option in get_estimator(self.method).options}
+        for option in estimator_options().values():
+            if option.methods_only and option.name not in declared and getattr(self, option.name) != option.default:
+                raise ValueError(f"{option.name} applies to --method {' or '.join(methods_declaring(option.name))}")
         return self
 
     def effective_normalize(self) -> str:
-        if self.normalize:
-            return self.normalize
-        return "mean" if self.method in ("gigpo", "tigpo") else "std"
+        return self.normalize or get_estimator(self.method).default_normalize
 
     def fingerprint(self) -> str:
         """What must match for a resume (see RESUMABLE_FIELDS for what may change)."""
@@ -129,3 +109,13 @@ class TrainConfig(BaseModel):
         then = before.model_dump(mode="json", exclude=RESUMABLE_FIELDS)
         now = self.model_dump(mode="json", exclude=RESUMABLE_FIELDS)
         return [f"{name}: {then.get(name)!r} -> {now[name]!r}" for name in sorted(now) if then.get(name) != now[name]]
+
+
+def _estimator_fields() -> dict[str, Any]:
+    return {option.name: (option.type, Field(default=option.default, description=option.help, **option.bounds()))
+            for option in estimator_options().values()}
+
+
+TrainConfig = create_model("TrainConfig", __base__=TrainConfigBase, __module__=__name__,
+                           __doc__="Every option of a companion training run: the general ones and every "
+                                   "estimator's own.", **_estimator_fields())

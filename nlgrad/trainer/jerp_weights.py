@@ -47,6 +47,7 @@ from pydantic import ValidationError
 
 from nlgrad.errors import ConfigError, NlgradError
 from nlgrad.trainer.config import TrainConfig
+from nlgrad.trainer.estimators import ESTIMATORS
 
 OPTION = "--method-option trainer"
 # TrainConfig options that the optimize run decides: where each one comes from.
@@ -57,8 +58,9 @@ SET_BY_RUN = {
     "test_n": "--test-n", "val_n": "--val", "val_every": "the shared gate", "eval_step_cap": "--step-cap",
     "save_every": "every iteration", "workers": "one episode at a time on the model",
 }
-# Trainer methods whose rollouts would differ from the trajectories JERP reads.
-NOT_WITH_JERP = {"actguide": "its hinted re-rolls of all-zero groups are episodes JERP would not read"}
+# Trainer methods whose rollouts would differ from the trajectories JERP reads (an estimator that re-rolls groups).
+NOT_WITH_JERP = {name: "its hinted re-rolls of all-zero groups are episodes JERP would not read"
+                 for name, estimator in ESTIMATORS.items() if estimator.guides_zero_groups}
 ROLLOUT_SEP = "#"
 
 

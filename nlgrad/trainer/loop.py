@@ -4,7 +4,7 @@ One optimization step:
 1. draw ``tasks_per_step`` train tasks with nlgrad's seeded minibatch sampler (seed, step) — the same draws an
    ``nlgrad optimize`` run with that seed makes, and the same after a resume;
 2. roll out ``group_size`` episodes per task with the benchmark's program (:mod:`nlgrad.trainer.rollout`);
-3. per-turn advantages by method (:mod:`nlgrad.trainer.credit`);
+3. per-turn advantages by the method's estimator from the registry (:mod:`nlgrad.trainer.estimators`);
 4. recompute old and reference log-probs, then ``ppo_epochs`` passes of minibatch PPO-clip + KL updates;
 5. append a line to ``curves.jsonl``; checkpoint every ``save_every`` steps.
 After the last step: the merged model is saved under ``final/`` and, with ``eval_n > 0``, evaluated in-process.
@@ -38,6 +38,7 @@ from nlgrad.trainer.batch import completion_logprobs, pad_batch
 from nlgrad.trainer.config import TrainConfig
 from nlgrad.trainer.credit import InfoGainScorer, assign_advantages, question_and_gold
 from nlgrad.trainer.env_states import RecordingBenchmark, StateLog
+from nlgrad.trainer.estimators import get_estimator
 from nlgrad.trainer.hf_lm import LearnerLM
 from nlgrad.trainer.loss import ppo_clip_loss
 from nlgrad.trainer.learner_model import LearnerModel, load_learner_model
@@ -95,12 +96,13 @@ class Trainer:
         self.train_tasks = self.benchmark.tasks("train")
         if any(t.split == "test" for t in self.train_tasks):  # pragma: no cover - defensive
             raise ConfigError("training never sees the test split", field="benchmark", value=config.benchmark)
-        if config.method == "cigpo":
+        self.estimator = get_estimator(config.method)  # the method's advantage estimator, from the registry
+        if self.estimator.needs_gold_answer:
             question_and_gold(self.train_tasks[0])  # fails early on a benchmark without gold answers
         self.step_cap = step_cap_for(self.benchmark, config.step_cap)
         self.sampler = SeededMinibatchSampler(config.seed)
         _seed_everything(config.seed)
-        need_ref = config.kl_coef > 0 or config.method == "cigpo"
+        need_ref = config.kl_coef > 0 or self.estimator.needs_gold_answer  # CIGPO scores with the reference
         self.learner_model = learner_model or load_learner_model(
             config.model, device=config.device, dtype=config.dtype, lora=config.lora, lora_rank=config.lora_rank,
             lora_alpha=config.lora_alpha, lora_targets=config.lora_targets, need_reference=need_ref,
@@ -117,7 +119,7 @@ class Trainer:
         self.executor = executor_for(None, benchmark=RecordingBenchmark(self.benchmark, self.state_log),
                                      program=self.program, lm=self.lm, workers=1, step_cap=self.step_cap,
                                      progress=False, label="train", **self.rule_hooks)
-        self.scorer = InfoGainScorer(self.learner_model) if config.method == "cigpo" else None
+        self.scorer = InfoGainScorer(self.learner_model) if self.estimator.needs_gold_answer else None
         self.ckpt_dir = self.out_dir / "checkpoints"
         self.curves_path = self.out_dir / "curves.jsonl"
         self.task_history = TaskHistory()  # TIGPO: per-task transition graphs, exploration groups (checkpointed)
@@ -195,7 +197,7 @@ class Trainer:
         tasks) and the number of revisits."""
         cfg = self.config
         tasks = self.sampler.sample(self.train_tasks, cfg.tasks_per_step, step)
-        if cfg.method != "tigpo":
+        if not self.estimator.revisits:
             return tasks, 0
         slots = revisit_slots(cfg.revisit_share, len(tasks))
         revisits = revisit_tasks(self.task_history, [t.id for t in tasks], slots, seed=cfg.seed, step=step)
@@ -208,8 +210,8 @@ class Trainer:
         self.learner_model.model.eval()
         groups = collect_groups(self.executor, self.lm, tasks, cfg.group_size, workers=cfg.workers,
                                 state_log=self.state_log)
-        method_stats: dict[str, Any] = {"revisited_tasks": revisits} if cfg.method == "tigpo" else {}
-        if cfg.method == "actguide":
+        method_stats: dict[str, Any] = {"revisited_tasks": revisits} if self.estimator.revisits else {}
+        if self.estimator.guides_zero_groups:
             method_stats.update(guide_zero_groups(self.executor, self.lm, groups, hint=cfg.guide_hint,
                                                   state_log=self.state_log))
         t_rollout = time.monotonic() - t0
@@ -231,7 +233,7 @@ class Trainer:
         train_turns = [t for t in turns if abs(t.advantage) > 1e-8] if cfg.skip_zero_advantage else turns
         losses, kls, clips, grad_norms, trained_tokens, aux_losses = [], [], [], [], 0, []
         aux_pairs = (next_observation_pairs(turns, self.learner_model.encode_text, cfg.tapo_max_tokens)
-                     if cfg.method == "tapo" else [])
+                     if self.estimator.next_observation_loss else [])
         if train_turns:
             batches = self._make_batches(train_turns)
             self._old_and_ref_logprobs(batches)
@@ -286,7 +288,7 @@ class Trainer:
             "peak_memory_mb": round(_peak_memory_mb(self.learner_model.device), 1),
             **method_stats,
         }
-        if cfg.method == "tapo":
+        if self.estimator.next_observation_loss:
             record.update(next_obs_loss=_mean(aux_losses), next_obs_pairs=len(aux_pairs))
         errors = [ep.error for ep in episodes if ep.error]
         if errors and len(errors) == len(episodes):
