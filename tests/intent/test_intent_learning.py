@@ -53,3 +53,15 @@ def test_knn_fewshot_holds_every_train_example_and_answers_every_test_task(setti
     final = PolicyStore(tmp_path / "knn").load()
     assert len(final.active_entries("intent.classify")) == 48  # 12 per label x 4 labels
     assert outcome.test["final"]["score"]["mean"] == 1.0
+
+
+def test_eval_of_a_learned_example_policy_reports_the_benchmark_metrics(settings, intent_data, copying_agent,
+                                                                         tmp_path):
+    from nlgrad.evaluate import EvalRequest, run_eval
+
+    optimize(settings, tmp_path / "knn", method="knn_fewshot")
+    for policy, expected in ((None, 0.25), (str(tmp_path / "knn"), 1.0)):
+        result, _ = run_eval(EvalRequest(benchmark="banking77", split="test", n=8, policy=policy), settings,
+                             progress=False)
+        assert result.summary["metrics"] == {"accuracy": expected}
+        assert json.loads((result.run_dir.path / "summary.json").read_text())["metrics"]["accuracy"] == expected
