@@ -39,6 +39,7 @@ from nlgrad.trainer.config import TrainConfig
 from nlgrad.trainer.credit import InfoGainScorer, assign_advantages, question_and_gold
 from nlgrad.trainer.env_states import RecordingBenchmark, StateLog
 from nlgrad.trainer.estimators import get_estimator
+from nlgrad.trainer.gold_plans import plan_source_for
 from nlgrad.trainer.hf_lm import LearnerLM
 from nlgrad.trainer.loss import ppo_clip_loss
 from nlgrad.trainer.learner_model import LearnerModel, load_learner_model
@@ -124,6 +125,8 @@ class Trainer:
         self.curves_path = self.out_dir / "curves.jsonl"
         self.task_history = TaskHistory()  # TIGPO: per-task transition graphs, exploration groups (checkpointed)
         self.tasks_by_id = {t.id: t for t in self.train_tasks}
+        # ActGuide-RL: train tasks' gold action sequences (the environment's own solver), read when first needed
+        self.plan_source = plan_source_for(self.benchmark) if self.estimator.guides_zero_groups else None
 
     @property
     def policy(self) -> LearnerModel:
@@ -153,6 +156,8 @@ class Trainer:
             return 0
         state = ckpt.load_checkpoint(latest, self.learner_model.model, self.optimizer)
         self.task_history = TaskHistory.from_dict(state.get("task_stats"))
+        if self.plan_source is not None:  # the same gold plans as before (TWX's solver wanders differently each time)
+            self.plan_source.cache.update(state.get("gold_plans") or {})
         self._truncate_curves(state["step"])
         self.console.print(f"[trainer] resumed from {latest.name} (step {state['step']})")
         return int(state["step"])
@@ -212,8 +217,8 @@ class Trainer:
                                 state_log=self.state_log)
         method_stats: dict[str, Any] = {"revisited_tasks": revisits} if self.estimator.revisits else {}
         if self.estimator.guides_zero_groups:
-            method_stats.update(guide_zero_groups(self.executor, self.lm, groups, hint=cfg.guide_hint,
-                                                  state_log=self.state_log))
+            method_stats.update(guide_zero_groups(self.executor, self.lm, groups, plans=self.plan_source,
+                                                  hint=cfg.guide_hint, state_log=self.state_log))
         t_rollout = time.monotonic() - t0
         revisit_ids = frozenset(t.id for t in tasks[len(tasks) - revisits:]) if revisits else frozenset()
         return self.learn(groups, step, tasks=tasks, method_stats=method_stats, t0=t0, t_rollout=t_rollout,
@@ -298,11 +303,13 @@ class Trainer:
         return record
 
     def save_checkpoint(self, step: int, **state: Any) -> Path:
-        """Checkpoint ``step`` completed steps (weights, optimizer, RNG, TIGPO's statistics, ``state``)."""
+        """Checkpoint ``step`` completed steps (weights, optimizer, RNG, TIGPO's history, ActGuide-RL's gold plans,
+        ``state``)."""
         cfg = self.config
+        plans = {"gold_plans": dict(self.plan_source.cache)} if self.plan_source is not None else {}
         return ckpt.save_checkpoint(self.ckpt_dir, step, self.learner_model.model, self.optimizer,
                                     {"method": cfg.method, "fingerprint": cfg.fingerprint(),
-                                     "task_stats": self.task_history.to_dict(), **state},
+                                     "task_stats": self.task_history.to_dict(), **plans, **state},
                                     keep=cfg.keep_checkpoints)
 
     # ---- the run --------------------------------------------------------------------------------------------
@@ -328,6 +335,8 @@ class Trainer:
                     self.save_checkpoint(step + 1)
         finally:
             self.executor._close_envs()  # the executor pools one environment per thread; close them
+            if self.plan_source is not None:
+                self.plan_source.close()
         train_s = time.monotonic() - t_start
         outcome = TrainOutcome(out_dir=self.out_dir, steps_done=cfg.steps, resumed_from=start_step, curves=curves)
         outcome.timing = {"train_s": round(train_s, 3),

@@ -47,8 +47,9 @@ def test_one_step_on_twx_coin(tmp_path, options):
             assert (ep.steps == 0) or any(t.next_observation for t in ep.turns)
     record = trainer.run().curves[0]
     assert record["errors"] == 0 and record["updates"] >= 1 and math.isfinite(record["loss"])
-    if cfg.method == "actguide":  # all-zero groups were re-rolled under the hint and joined their group
+    if cfg.method == "actguide":  # all-zero groups were re-rolled under their gold plan and joined their group
         assert record["episodes"] == cfg.group_size * (1 + record["guided_groups"])
+        assert record["unplanned_groups"] == 0  # every TWX train task has a gold action sequence
     if cfg.method == "tapo":
         assert record["next_obs_pairs"] >= 1 and math.isfinite(record["next_obs_loss"]) and record["next_obs_loss"] > 0
 
@@ -70,3 +71,20 @@ def test_tigpo_revisits_and_checkpoints_its_task_statistics(tmp_path):
     assert history == trainer.task_history.to_dict()
     resumed = Trainer(cfg.model_copy(update={"steps": 3}), tmp_path / "run")
     assert resumed._resume() == 2 and resumed.task_history.to_dict() == history
+
+
+def test_actguide_guides_all_zero_groups_with_gold_plans_and_checkpoints_them(tmp_path):
+    cfg = TrainConfig(benchmark="twx/coin", model="tiny", lora=False, device="cpu", steps=1, tasks_per_step=3,
+                      group_size=2, step_cap=2, lr=1e-3, minibatch=16, seed=1, skip_zero_advantage=False,
+                      method="actguide")
+    trainer = Trainer(cfg, tmp_path / "run")
+    record = trainer.run().curves[0]
+    # two of the three groups scored 0 everywhere: re-rolled under their tasks' gold action sequences
+    assert (record["guided_groups"], record["unplanned_groups"], record["episodes"]) == (2, 0, 10)
+    plans = trainer.plan_source.cache
+    assert len(plans) == 2 and set(plans) < set(record["tasks"])
+    assert all(plan[0] == "look around" and plan[-1] == "take coin" for plan in plans.values())
+    state = json.loads((tmp_path / "run" / "checkpoints" / "step-000001" / "state.json").read_text())
+    assert state["gold_plans"] == plans
+    resumed = Trainer(cfg.model_copy(update={"steps": 2}), tmp_path / "run")
+    assert resumed._resume() == 1 and resumed.plan_source.cache == plans  # a resume guides with the same plans
