@@ -15,7 +15,7 @@ import typer
 import nlgrad  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
 from nlgrad.cli_common import (CacheDirOpt, ConfigOpt, CriticOpt, ExecutorOpt, LmOpt, NoCacheOpt, RayAddressOpt,
                                RunsDirOpt, benchmark_agent, err, handles_errors, learning_settings_from_options, out,
-                               settings_from_options, validated)
+                               settings_from_options, stops_cleanly, validated)
 
 app = typer.Typer(help="nlgrad: language-space gradients for frozen LLM agents.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
@@ -24,6 +24,7 @@ app.add_typer(local_app, name="local")
 
 @app.command("eval")
 @handles_errors
+@stops_cleanly
 def eval_cmd(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin."),
     split: str = typer.Option("dev", "--split", help="train, dev or test."),
@@ -65,6 +66,7 @@ def eval_cmd(
 
 @app.command("optimize")
 @handles_errors
+@stops_cleanly
 def optimize_cmd(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin."),
     out_dir: Path = typer.Option(..., "--out", help="Policy directory to write (and resume), e.g. policies/coin."),

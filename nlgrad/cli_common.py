@@ -8,15 +8,18 @@ A command module imports from here, never from :mod:`nlgrad.cli` (which register
 from __future__ import annotations
 
 import functools
+import sys
 from pathlib import Path
 from typing import Optional
 
+import click
 import typer
 from rich.console import Console
 
 import nlgrad  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
 from nlgrad.config import load_settings
 from nlgrad.errors import NlgradError
+from nlgrad.interrupt import Interrupted, signals_stop_the_run
 from nlgrad.terminal_text import message_line
 
 out = Console()
@@ -34,6 +37,27 @@ def handles_errors(fn):
         except NlgradError as exc:
             err.print(message_line(exc), highlight=False)
             raise typer.Exit(2) from None
+
+    return wrapper
+
+
+def stops_cleanly(fn):
+    """For a command that runs (eval, optimize, compare): SIGTERM and SIGINT stop it cleanly (see
+    :mod:`nlgrad.interrupt`): what finished stays saved, the model servers it started are stopped, one line says what
+    was kept and the command that resumes, and it exits with 128 + the signal's number (143, 130)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with signals_stop_the_run():
+            try:
+                return fn(*args, **kwargs)
+            except KeyboardInterrupt as exc:
+                stopped = Interrupted.of(exc)
+                context = click.get_current_context(silent=True)
+                command = [(context.find_root().info_name if context else None) or "nlgrad", *sys.argv[1:]]
+                err.print(message_line(stopped.message(command), f"stopped by {stopped.signal_name}:", "yellow"),
+                          highlight=False, soft_wrap=True)
+                raise typer.Exit(128 + stopped.signum) from None
 
     return wrapper
 

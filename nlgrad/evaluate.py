@@ -11,6 +11,7 @@ from rich.console import Console
 
 from nlgrad.config import Settings
 from nlgrad.errors import ConfigError
+from nlgrad.interrupt import Interrupted
 from nlgrad.lm.client import LM, check_models
 from nlgrad.lm.ledger import Ledger
 from nlgrad.runlock import RunLock
@@ -139,7 +140,12 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
                                  step_cap=step_cap, timeout_s=request.timeout_s, run_dir=run_dir, progress=progress,
                                  console=console, label=f"eval {benchmark.id}/{request.split}",
                                  policy_for_task=retrieval_hook(policy))
-        result = executor.run(tasks, resume=request.run_dir is not None)
+        try:
+            result = executor.run(tasks, resume=request.run_dir is not None)
+        except KeyboardInterrupt as exc:
+            kept = len(run_dir.load_results(include_errors=True))
+            raise Interrupted.of(exc, f"{kept} of {len(tasks)} task results are saved in {path}",
+                                 ("--run-dir", str(path))) from exc
         Ledger.replay(journal).save(run_dir.path / "ledger.json")
         flag_silent_conditions(policy, run_dir, tasks, result)
         add_benchmark_metrics(benchmark, run_dir, result)

@@ -22,6 +22,7 @@ from nlgrad.config import Settings
 from nlgrad.errors import ConfigError
 from nlgrad.evaluate import check_policy_routes
 from nlgrad.files import write_json_atomic
+from nlgrad.interrupt import Interrupted
 from nlgrad.lm.client import LM, check_models
 from nlgrad.lm.ledger import Ledger
 from nlgrad.methods.base import IterationRecord, OptimizeConfig, OptimizeState, Workspace
@@ -197,8 +198,20 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
                  else ("agent", "critic", "optimizer"))
     _check_writable(out)
     with RunLock(out, field="--out"):  # one live writer per --out (a second is refused, naming the holder's pid)
-        return _run_locked(config, settings, out, method, benchmark, program, budget=budget, console=console,
-                           progress=progress, stop_after=stop_after, gate=gate, sampler=sampler)
+        try:
+            return _run_locked(config, settings, out, method, benchmark, program, budget=budget, console=console,
+                               progress=progress, stop_after=stop_after, gate=gate, sampler=sampler)
+        except KeyboardInterrupt as exc:
+            raise Interrupted.of(exc, f"{_completed(out)} of {config.iterations} iterations are saved in {out}, "
+                                      f"with the finished rollouts of the next") from exc
+
+
+def _completed(out: Path) -> int:
+    """Iterations the saved state of ``out`` counts as completed (0 when there is none yet)."""
+    try:
+        return int(json.loads((out / "run" / "state.json").read_text()).get("completed", 0))
+    except (OSError, ValueError, AttributeError):
+        return 0
 
 
 def _run_locked(config: OptimizeConfig, settings: Settings, out: Path, method, benchmark, program, *,

@@ -11,10 +11,11 @@ import typer
 
 def register(app: typer.Typer) -> None:
     from nlgrad.cli_common import (CacheDirOpt, ConfigOpt, CriticOpt, LmOpt, NoCacheOpt, benchmark_agent, err,
-                                   handles_errors, learning_settings_from_options, out, validated)
+                                   handles_errors, learning_settings_from_options, out, stops_cleanly, validated)
 
     @app.command("compare")
     @handles_errors
+    @stops_cleanly
     def compare_cmd(
         benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin."),
         methods: str = typer.Option("none,human,nlpg", "--methods",

@@ -27,6 +27,7 @@ from nlgrad.compare.results import (CompareResults, SeedRecord, count_rollouts, 
 from nlgrad.config import Settings
 from nlgrad.errors import ConfigError
 from nlgrad.files import write_json_atomic
+from nlgrad.interrupt import Interrupted
 from nlgrad.lm.client import LM
 from nlgrad.methods.base import OptimizeConfig, executor_for
 from nlgrad.methods.registry import method_class
@@ -196,7 +197,12 @@ class Harness:
         for method in self.config.methods:
             for seed in self.seeds:
                 self.console.print(f"[bold]{method}[/] seed {seed}: running", highlight=False)
-                record = self.run_seed(method, seed)
+                try:
+                    record = self.run_seed(method, seed)
+                except KeyboardInterrupt as exc:
+                    total = len(self.config.methods) * len(self.seeds)
+                    raise Interrupted.of(exc, f"{len(records)} of {total} (method, seed) runs are finished in "
+                                              f"{self.out}; {method} seed {seed} keeps its finished work") from exc
                 records.append(record)
                 if self.on_record:
                     self.on_record(record)

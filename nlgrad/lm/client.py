@@ -12,6 +12,7 @@ import litellm
 
 from nlgrad.config import Settings
 from nlgrad.errors import LMCallError, TaskTimeout
+from nlgrad.interrupt import raise_if_stopping
 from nlgrad.lm.cache import ReplyCache, cache_key
 from nlgrad.lm.ledger import Ledger
 from nlgrad.lm.local_models import model_fingerprint
@@ -178,12 +179,14 @@ class LM:
     def _call_with_retries(self, role, cfg, messages, params, deadline, extra) -> Completion:
         """Transient errors are retried with backoff up to ``settings.retries`` times. An empty reply is retried too
         (once for a local model, whose greedy reply would not change), then returned as "" so that the caller's
-        parser reports it in the trace instead of the task failing."""
+        parser reports it in the trace instead of the task failing. Once the run is being stopped (SIGTERM, SIGINT) no
+        attempt starts and a failed one is not the task's error: :class:`~nlgrad.interrupt.Interrupted` is raised."""
         retries, empties = 0, 0
         max_empties = 2 if cfg.model.startswith(LOCAL_PREFIX) else self.settings.retries + 1
         attempts = self.settings.retries + 1
         last_exc: BaseException | None = None
         for attempt in range(attempts):
+            raise_if_stopping()
             timeout = cfg.timeout_s
             if deadline is not None:
                 remaining = deadline - time.monotonic()
@@ -194,6 +197,7 @@ class LM:
             try:
                 completion = self._call_once(role, cfg, messages, params, timeout, extra)
             except Exception as exc:  # noqa: BLE001 - classified below
+                raise_if_stopping()  # the run's server was stopped under this call
                 last_exc = exc
                 if not is_retryable(exc) or attempt == attempts - 1:
                     self.ledger.record(role, cached=False, retries=retries, error=True)

@@ -3,8 +3,10 @@
 ``ensure(name)`` reuses a live server recorded in the state dir, or starts one on a free port, waits for health and
 records it (backend, slots). A server this process started that dies is started again once (``MAX_RESTARTS``); a port
 that another program took between choosing and binding is detected from the server's exit and another one is tried.
-Servers this process started are stopped at exit; ``nlgrad local start`` starts a detached one that stays until
-``nlgrad local stop``. Calls go through litellm's OpenAI-compatible provider (``openai/<alias>`` + api_base).
+Servers this process started are stopped at exit and when a run is stopped by SIGTERM or SIGINT
+(:mod:`nlgrad.interrupt`), and each runs under a watchdog (:mod:`nlgrad.lm.server_watchdog`) that stops it when this
+process is gone however it ended (SIGKILL included); ``nlgrad local start`` starts a detached one, without watchdog,
+that stays until ``nlgrad local stop``. Calls go through litellm's OpenAI-compatible provider (``openai/<alias>`` + api_base).
 Which program serves is decided in :mod:`nlgrad.lm.server_backends`.
 """
 
@@ -27,8 +29,10 @@ from pathlib import Path
 from nlgrad.config import default_cache_root
 from nlgrad.errors import LocalModelError
 from nlgrad.files import file_lock, write_json_atomic
+from nlgrad.interrupt import STOPPING, on_stop, raise_if_stopping
 from nlgrad.lm.local_models import resolve_model_file
 from nlgrad.lm.server_backends import LaunchSpec, ServerBackend, requested_slots, select_backend
+from nlgrad.lm.server_watchdog import watched
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +45,7 @@ _PORT_TAKEN = ("address already in use", "couldn't bind", "could not bind", "err
 @dataclass
 class ServerInfo:
     name: str
-    pid: int
+    pid: int  # the server's process, or the watchdog it runs under (the leader of the server's process group)
     port: int
     model_path: str
     owner: str  # "process" (stopped at exit of its starter) or "detached"
@@ -173,6 +177,7 @@ class LocalServers:
         return None
 
     def ensure(self, name: str, *, detached: bool = False, startup_timeout_s: float = 300.0) -> ServerInfo:
+        raise_if_stopping()  # a run being stopped starts (or restarts) no server
         with self._lock, file_lock(state_dir() / f"{name}.lock"):
             info = self.status(name)
             if info is not None:
@@ -209,8 +214,9 @@ class LocalServers:
             spec = LaunchSpec(model_path=model.path, alias=name, port=port, threads=free_cores(), n_ctx=self.n_ctx,
                               slots=slots, draft_path=draft_path)
             offset = log_path.stat().st_size if log_path.exists() else 0
+            argv = backend.command(spec) if detached else watched(backend.command(spec))
             with open(log_path, "ab") as log_file:
-                proc = subprocess.Popen(backend.command(spec), stdout=log_file, stderr=subprocess.STDOUT,
+                proc = subprocess.Popen(argv, stdout=log_file, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=True,
                                         env={**os.environ, **backend.env()})
             if self._wait_healthy(proc, port, backend.health_path, startup_timeout_s, name, log_path, offset):
@@ -223,6 +229,7 @@ class LocalServers:
         write_json_atomic(self._state_file(name), asdict(info))
         if not detached:
             LocalServers._started_here[name] = info
+            on_stop(stop_started_here)
             _exit_on_sigterm()
         return info
 
@@ -232,6 +239,9 @@ class LocalServers:
         """True once healthy; False if the server exited because its port was taken; raises on other failures."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
+            if STOPPING.is_set():
+                _terminate(proc.pid)
+                raise_if_stopping()
             if proc.poll() is not None:
                 tail = _log_tail(log_path, 2000, offset)
                 if any(mark in tail.lower() for mark in _PORT_TAKEN):
@@ -306,7 +316,12 @@ def _exit_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
+_stopping_lock = threading.Lock()
+
+
 @atexit.register
-def _stop_started_here() -> None:
-    for name, info in list(LocalServers._started_here.items()):
-        LocalServers().stop(name, only_pid=info.pid)
+def stop_started_here() -> None:
+    """Stop every server this process started (at exit, and when a run is stopped by a signal; one at a time)."""
+    with _stopping_lock:
+        for name, info in list(LocalServers._started_here.items()):
+            LocalServers().stop(name, only_pid=info.pid)

@@ -4,7 +4,9 @@ A task that raises is recorded as an error result (score 0) and never stops the 
 disk (:class:`~nlgrad.errors.StorageError`, or an OSError with ENOSPC, EDQUOT, EIO or EROFS): raised in a task or
 while writing its result or trace, it stops the run at once (tasks not started are cancelled, none is saved as an
 error) and the same command resumes once space is back. Each finished task appends one line to ``results.jsonl`` and
-writes its trace, so an interrupted run can resume where it stopped.
+writes its trace, so an interrupted run can resume where it stopped; a SIGTERM or SIGINT (under
+:func:`nlgrad.interrupt.signals_stop_the_run`) starts no further task and ends those in flight at their next LM call,
+unrecorded.
 
 ``policy_for_task`` (optional) is the per-task policy seam: called once per task, after its :class:`RunContext` is
 built (``ctx.policy`` is then the executor's ``policy``) and before the program runs; what it returns is
@@ -27,6 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from nlgrad.errors import StepCapReached, StorageError
 from nlgrad.files import STORAGE_ERRNOS
+from nlgrad.interrupt import held
 from nlgrad.lm.client import LM
 from nlgrad.redact import redact
 from nlgrad.runtime.context import RunContext
@@ -192,13 +195,16 @@ class Executor:
 
     def _record(self, result: TaskResult, trace: Trace, results: dict[str, TaskResult], traces: dict[str, Trace],
                 progress: Progress, bar: Any) -> None:
-        """Keep one finished task: into ``results`` (and ``traces`` if kept), the run directory, the progress bar."""
-        results[result.task_id] = result
-        if self.keep_traces:
-            traces[result.task_id] = trace
-        if self.run_dir is not None:
-            self.run_dir.save_trace(trace)
-            self.run_dir.append_result(result.to_dict())
+        """Keep one finished task: into ``results`` (and ``traces`` if kept), the run directory, the progress bar. A
+        SIGTERM or SIGINT that arrives meanwhile takes effect after it (:func:`~nlgrad.interrupt.held`): the trace and
+        the result line are written whole."""
+        with held():
+            results[result.task_id] = result
+            if self.keep_traces:
+                traces[result.task_id] = trace
+            if self.run_dir is not None:
+                self.run_dir.save_trace(trace)
+                self.run_dir.append_result(result.to_dict())
         progress.update(bar, advance=1, score=_fmt_mean(list(results.values())),
                         tokens=self.lm.ledger.total().total_tokens)
 

@@ -61,13 +61,13 @@ def test_a_server_that_dies_is_restarted_once_then_reported(home):
     servers = LocalServers(backend=FakeBackend(), slots=1)
     lm = local_lm(servers, home)
     first = lm.complete("agent", [{"role": "user", "content": "a"}])
-    pid1 = servers.status("qwen2.5-coder-0.5b").pid
-    assert first.text == f"reply from pid {pid1}"
+    pid1 = servers.status("qwen2.5-coder-0.5b").pid  # the server's watchdog, leader of its process group
+    assert first.text.startswith("reply from pid ")
     os.killpg(pid1, signal.SIGKILL)
     _wait_dead(pid1)
     second = lm.complete("agent", [{"role": "user", "content": "b"}])  # retried after one restart
     pid2 = servers.status("qwen2.5-coder-0.5b").pid
-    assert pid2 != pid1 and second.text == f"reply from pid {pid2}"
+    assert pid2 != pid1 and second.text.startswith("reply from pid ") and second.text != first.text
     os.killpg(pid2, signal.SIGKILL)
     _wait_dead(pid2)
     with pytest.raises(LMCallError, match="died again after 1 restart"):
@@ -188,3 +188,50 @@ def test_a_sigterm_to_the_starting_process_stops_its_servers(home):
     while local_server._alive(server_pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not local_server._alive(server_pid)
+
+
+def _gone(pid: int) -> bool:
+    """The process has exited (a zombie nobody reaped counts as gone: PID 1 here may not reap orphans)."""
+    if not local_server._alive(pid):
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2] == "Z"
+
+
+def test_a_server_whose_starter_died_exits_by_itself_unless_it_was_detached(home):
+    """SIGKILL runs no atexit handler: the server a run started must still go (its watchdog sees the starter gone);
+    a server started detached (`nlgrad local start`) must stay."""
+    import subprocess
+    import textwrap
+
+    gguf = home / "fake.gguf"
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(FAKE.parent.parent)!r})
+        from fixtures.fake_backend import FakeBackend
+        from nlgrad.lm.local_server import LocalServers
+        servers = LocalServers(user_models={{"detached-one": {str(gguf)!r}}}, backend=FakeBackend(), slots=1)
+        owned = servers.ensure("qwen2.5-coder-0.5b")
+        detached = servers.ensure("detached-one", detached=True)
+        print(owned.pid, owned.port, detached.pid, detached.port, flush=True)
+        time.sleep(120)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+    try:
+        owned_pid, owned_port, detached_pid, detached_port = map(int, proc.stdout.readline().split())
+        assert local_server._accepting(owned_port) and local_server._accepting(detached_port)
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while not (_gone(owned_pid) and not local_server._accepting(owned_port)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _gone(owned_pid) and not local_server._accepting(owned_port), "the orphaned server kept running"
+        assert LocalServers().status("qwen2.5-coder-0.5b") is None
+        time.sleep(1.5)  # three watchdog polls: a detached server has none and stays
+        assert not _gone(detached_pid) and local_server._accepting(detached_port)
+    finally:
+        proc.kill()
+        assert LocalServers().stop("detached-one") is True
