@@ -15,6 +15,7 @@ from nlgrad.interrupt import Interrupted
 from nlgrad.lm.client import LM, check_models
 from nlgrad.lm.ledger import Ledger
 from nlgrad.runlock import RunLock
+from nlgrad.policy import PolicyMemory
 from nlgrad.policy.view import PLACEMENTS
 from nlgrad.runtime.executor import RunResult
 from nlgrad.runtime.ray_executor import EXECUTOR_KINDS, make_executor
@@ -26,12 +27,11 @@ from nlgrad.runtime.rundir import RunDir, make_run_id
 log = logging.getLogger(__name__)
 
 
-def load_policy(path: str | Path | None, version: int | None = None, benchmark=None) -> PolicySource:
-    """A policy memory directory or file; ``"human"`` is the benchmark's human-written policy; None is empty."""
+def policy_from_option(path: str | Path | None, version: int | None = None, benchmark=None) -> PolicySource:
+    """What ``--policy`` names: a policy memory directory or file (read by :func:`nlgrad.policy.load_policy`),
+    ``"human"`` (the benchmark's human-written policy) or nothing (None: the empty policy)."""
     if path is None:
         return EmptyPolicy()
-    from nlgrad.policy import PolicyMemory
-
     if str(path) == "human":
         human = BenchmarkHints.of(benchmark).human_policy
         if human is None:
@@ -91,8 +91,6 @@ class EvalRequest:
 def retrieval_hook(policy: Any):
     """For a rule pool whose ``selection`` is ``retrieval`` (JERP's policies): the per-task hook that shows each task
     its top-k rules chosen by the task's query, exactly as in the runs that learned it; None for any other policy."""
-    from nlgrad.policy import PolicyMemory
-
     selection = getattr(policy, "selection", None)
     if not isinstance(policy, PolicyMemory) or selection is None or selection.kind != "retrieval":
         return None
@@ -108,7 +106,7 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
     check_models(settings, ("agent",))
     benchmark = load_benchmark(request.benchmark)
     program = load_program(request.program or benchmark.default_program, benchmark=benchmark)
-    policy = load_policy(request.policy, request.policy_version, benchmark)
+    policy = policy_from_option(request.policy, request.policy_version, benchmark)
     if request.policy is not None and (request.policy_whole or request.policy_placement != "system"):
         from nlgrad.policy.view import PolicyView
 
@@ -169,7 +167,6 @@ def add_benchmark_metrics(benchmark: Any, run_dir: RunDir, result: RunResult) ->
 def flag_silent_conditions(policy: Any, run_dir: RunDir, tasks: list, result: RunResult) -> None:
     """Record (``summary["conditions_never_shown"]``) and log the conditional entries of the evaluated policy that
     no module call of this split was shown: their condition matched none of the split's inputs."""
-    from nlgrad.policy import PolicyMemory
     from nlgrad.policy.relevance import conditions_never_shown
     from nlgrad.runtime.trace import Trace
 

@@ -102,7 +102,7 @@ def run_eval(spec: dict[str, Any], lm: LM) -> tuple[list[TaskResult], dict[str, 
 
 
 def run_replay(replay: Path, lm: LM) -> tuple[list[Any], dict[str, Any]]:
-    from nlgrad.methods.lesson_checks import route_instructions
+    from nlgrad.runtime.module import route_instructions
     from nlgrad.methods.nlpg import NLPG
     from nlgrad.policy import PolicyMemory
     from nlgrad.runtime.trace import Trace

@@ -14,7 +14,7 @@ import sys
 
 from nlgrad.config import load_settings
 from nlgrad.lm.client import LM
-from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
+from nlgrad.methods.correction_similarity import contradiction_threshold, correction_similarity
 from nlgrad.methods.lesson_checks import workspace_instance_tokens
 from nlgrad.methods.nlpg.abstraction import CorrectionAbstractor
 from nlgrad.methods.nlpg.aggregate import aggregate, attribute_support

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
+from nlgrad.methods.correction_similarity import contradiction_threshold, correction_similarity
 from nlgrad.methods.nlpg.aggregate import aggregate, attribute_support
 from nlgrad.methods.run_artifacts import load_saved_run, ops_summary
 

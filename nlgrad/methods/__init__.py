@@ -3,7 +3,7 @@
 ``CATALOG`` maps the built-in ``--method`` names to ``module:Class`` (imported lazily); third-party packages add more
 through the entry-point group ``nlgrad.methods`` (see :mod:`nlgrad.methods.registry` and ``README.md`` here). A
 class is built with ``method_options`` as keyword args (``--method-option NAME=VALUE``; names and values are checked
-against the constructor by :mod:`nlgrad.methods.options`). ``METHODS`` is the same dict under its older name.
+against the constructor by :mod:`nlgrad.methods.options`).
 """
 
 from nlgrad.methods.baselines import BASELINES
@@ -16,4 +16,3 @@ CATALOG: dict[str, str] = {
     "jerp": "nlgrad.methods.jerp:JERP",
     **BASELINES,
 }
-METHODS = CATALOG

@@ -55,11 +55,12 @@ from nlgrad.lm.client import LM
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.conditions import lesson_condition, route_inputs
 from nlgrad.methods.drpo import DRPOParams, advantage_terms, edit_cost, edit_weight
-from nlgrad.methods.embeddings import load_embedder, text_cosine
-from nlgrad.methods.lesson_checks import copied_instance_details, route_instructions, workspace_instance_tokens
+from nlgrad.methods.lesson_checks import copied_instance_details, workspace_instance_tokens
 from nlgrad.methods.prompts import method_module
 from nlgrad.methods.rule_pool import is_placeholder, match_route
 from nlgrad.policy import AddOp, DeleteOp, EditOp, EntryKind, PolicyMemory, UpdateProvenance, apply_update
+from nlgrad.runtime.module import route_instructions
+from nlgrad.text.embeddings import load_embedder, text_cosine
 
 log = logging.getLogger(__name__)
 EDIT_SCHEMA = "nlgrad.dmrl_edit/1"

@@ -11,7 +11,7 @@ unedited control on the same tasks and seeds (mean rewards R_1..R_G and R_0)::
 
 ``MAD(R) = median(|R_i - median(R)|)`` (1.4826 * MAD estimates the standard deviation of normal data, robustly to
 one lucky candidate); ``lev_tok`` is the token Levenshtein distance divided by the longer token count (0..1);
-``cos`` is the cosine of the two texts' embeddings (see :mod:`nlgrad.methods.embeddings`); ``old``/``new`` are
+``cos`` is the cosine of the two texts' embeddings (see :mod:`nlgrad.text.embeddings`); ``old``/``new`` are
 the section's text before and after the edit ("" for a section that does not exist on that side).
 
 Defaults (:class:`DRPOParams`) and why:
@@ -36,7 +36,7 @@ from typing import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from nlgrad.policy.tokens import token_edit_distance, tokenize
+from nlgrad.policy.tokens import policy_tokens, token_edit_distance
 
 MAD_SCALE = 1.4826
 
@@ -62,7 +62,7 @@ def mad(values: Sequence[float]) -> float:
 
 def normalized_token_levenshtein(old: str, new: str) -> float:
     """Token edit distance / the longer token count, in [0, 1] (0 for two empty texts)."""
-    longest = max(len(tokenize(old)), len(tokenize(new)))
+    longest = max(len(policy_tokens(old)), len(policy_tokens(new)))
     if longest == 0:
         return 0.0
     return token_edit_distance(old, new) / longest

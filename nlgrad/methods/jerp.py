@@ -39,25 +39,22 @@ from typing import Any, Literal, Protocol
 
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.methods.base import Proposal, Workspace
-from nlgrad.methods.embeddings import Embedder, cosine, load_embedder
-from nlgrad.methods.lesson_checks import (lesson_problem, lesson_source, route_instructions,
-                                          workspace_instance_tokens)
+from nlgrad.methods.lesson_checks import lesson_problem, lesson_source, workspace_instance_tokens
 from nlgrad.methods.prompts import method_module
 from nlgrad.methods.rule_pool import (Presence, ReferenceStore, RulePool, apply_pool_update, presence_votes,
                                       reflection_schema, to_policy_ops)
-from nlgrad.methods.rule_retrieval import (EMBEDDER_KINDS, Retriever, RetrievingPolicy, TaskPolicy, rank_rules,
-                                           retrieval_selection, retrieved_ids, rule_text, task_query)
+from nlgrad.methods.rule_retrieval import Retriever, rank_rules, retrieval_selection, retrieved_ids
 from nlgrad.methods.strategies.acceptance import GateDecision
 from nlgrad.policy import PolicyMemory, UpdateProvenance, render_line
 from nlgrad.policy.schema import PolicyEntry
+from nlgrad.runtime.module import route_instructions
 from nlgrad.runtime.protocols import Task
 from nlgrad.runtime.trace import Trace
 from nlgrad.text import clip
+from nlgrad.text.embeddings import Embedder, cosine, load_embedder
 from nlgrad.trainer.jerp_weights import TrainerWeightLearner
 
-# retrieval lives in nlgrad.methods.rule_retrieval; its names stay importable from here
-__all__ = ["EMBEDDER_KINDS", "JERP", "Retriever", "RetrievingPolicy", "TaskPolicy", "WeightLearner", "rank_rules",
-           "retrieved_ids", "rule_text", "task_query", "trajectory_lines"]
+__all__ = ["JERP", "WeightLearner", "trajectory_lines"]
 
 log = logging.getLogger(__name__)
 

@@ -36,14 +36,14 @@ from nlgrad.credit.team import (AgentCredit, GlobalCredit, TeamCredit, agent_rou
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.lm.fanout import fan_out
 from nlgrad.methods.base import Proposal, Workspace
-from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_tokens
+from nlgrad.methods.lesson_checks import workspace_instance_tokens
 from nlgrad.methods.nlpg.aggregate import aggregate
 from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.methods.prompts import method_module
 from nlgrad.methods.reply_fields import IntList
 from nlgrad.methods.rule_pool import is_placeholder, match_route
 from nlgrad.policy import PolicyMemory, UpdateProvenance, UpdateReport, apply_update, render_line
-from nlgrad.runtime.module import Module
+from nlgrad.runtime.module import Module, route_instructions
 from nlgrad.runtime.trace import Trace
 from nlgrad.text import clip
 

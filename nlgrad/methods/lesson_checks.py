@@ -17,6 +17,8 @@ import unicodedata
 from collections import Counter
 from typing import TYPE_CHECKING, Iterable
 
+from nlgrad.runtime.module import route_instructions
+
 if TYPE_CHECKING:
     from nlgrad.methods.base import Workspace
     from nlgrad.runtime.executor import TaskResult
@@ -152,19 +154,6 @@ def lesson_problem(text: str, *, specific: set[str], source: str, instructions: 
     if passage:
         return f"copies a passage of what it was shown (trace, feedback, instructions) instead of a lesson: {passage!r}"
     return None
-
-
-def route_instructions(program, route: str) -> str:
-    """The static instructions of a route's module (its system block rendered without policy), if findable."""
-    for value in vars(program).values():
-        if getattr(value, "route", None) == route and hasattr(value, "template"):
-            try:
-                from nlgrad.runtime.templates import render_block
-
-                return render_block(value.template, "system", {"policy": ""}, name=route)
-            except Exception:  # noqa: BLE001 - the system block may need task variables
-                return ""
-    return ""
 
 
 def trace_text(trace: "Trace", *, outputs: bool = False) -> str:

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any, Iterator
 
 from nlgrad.credit.backward import NodeFeedbackRecord
-from nlgrad.methods.lesson_checks import route_instructions
+from nlgrad.runtime.module import route_instructions
 from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.trace import Trace

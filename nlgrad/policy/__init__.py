@@ -18,7 +18,7 @@ from nlgrad.policy.render import render_line
 from nlgrad.policy.schema import SCHEMA_VERSION, EntryKind, EntryStatus, PolicyEntry, Provenance, Selection
 from nlgrad.policy.similarity import EmbeddingSimilarity, LexicalSimilarity, Similarity
 from nlgrad.policy.store import Manifest, ManifestEntry, PolicyStore, RejectedUpdate, default_policy_dir, load_policy
-from nlgrad.policy.tokens import count_tokens, token_edit_distance, tokenize
+from nlgrad.policy.tokens import count_tokens, policy_tokens, token_edit_distance
 from nlgrad.policy.update import apply_update
 from nlgrad.policy.update_report import AppliedOp, MergedDuplicate, TrimmedOp, UpdateProvenance, UpdateReport
 
@@ -34,6 +34,6 @@ __all__ = [
     "diff_markup",
     "apply_block", "find_block", "remove_block", "render_line", "inject_into_dspy",
     "load_policy", "load_policy_file", "parse_policy_text", "dump_policy_json",
-    "tokenize", "count_tokens", "token_edit_distance",
+    "policy_tokens", "count_tokens", "token_edit_distance",
     "PolicyFileError", "PolicyUpdateError",
 ]

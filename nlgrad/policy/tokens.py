@@ -14,20 +14,21 @@ _TOKEN_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _WORD_RE = re.compile(r"\S+")
 
 
-def tokenize(text: str | None) -> list[str]:
-    """Split ``text`` into word and punctuation tokens: ``"Don't go."`` -> ``["Don", "'", "t", "go", "."]``."""
+def policy_tokens(text: str | None) -> list[str]:
+    """The tokens policy bounds count: ``text`` split into word and punctuation tokens, case kept
+    (``"Don't go."`` -> ``["Don", "'", "t", "go", "."]``). Retrieval's tokenizer is :func:`nlgrad.text.tokenize`."""
     if not text:
         return []
     return _TOKEN_RE.findall(text)
 
 
 def count_tokens(text: str | None) -> int:
-    return len(tokenize(text))
+    return len(policy_tokens(text))
 
 
 def normalized_words(text: str | None) -> list[str]:
     """Lower-cased word tokens without punctuation: the basis of lexical near-duplicate detection."""
-    return [tok.lower() for tok in tokenize(text) if tok[0].isalnum() or tok[0] == "_"]
+    return [tok.lower() for tok in policy_tokens(text) if tok[0].isalnum() or tok[0] == "_"]
 
 
 def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
@@ -47,7 +48,7 @@ def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
 
 def token_edit_distance(old: str | None, new: str | None) -> int:
     """Token-level edit distance between two texts (the "edit cost" of turning ``old`` into ``new``)."""
-    return edit_distance(tokenize(old), tokenize(new))
+    return edit_distance(policy_tokens(old), policy_tokens(new))
 
 
 def word_ops(old: str | None, new: str | None) -> list[dict[str, str]]:

@@ -21,7 +21,7 @@ from nlgrad.policy.render import render_line
 from nlgrad.policy.schema import (MAX_EXAMPLE_CHARS, EntryKind, EntryStatus, PolicyEntry,
                                   Provenance, clean_when, id_sort_key)
 from nlgrad.policy.similarity import DEFAULT_SIMILARITY, Similarity
-from nlgrad.policy.tokens import count_tokens, edit_distance, tokenize
+from nlgrad.policy.tokens import count_tokens, edit_distance, policy_tokens
 from nlgrad.policy.update_report import (AppliedOp, MergedDuplicate, TrimmedOp, TrimRule, UpdateProvenance,
                                          UpdateReport)
 
@@ -208,7 +208,8 @@ class _Updater:
         after_route = before_route - _line_tokens(entry) + _line_tokens(after)
         if self.over_tokens(index, op, route, before_route, after_route):
             return
-        cost = edit_distance(tokenize(render_line(entry)), tokenize(render_line(after))) if entry.active else 0
+        cost = (edit_distance(policy_tokens(render_line(entry)), policy_tokens(render_line(after)))
+                if entry.active else 0)
         if self.over_cost(index, op, cost):
             return
         entry.text, entry.when, entry.match = new_text, new_when, list(new_match)
@@ -256,8 +257,8 @@ class _Updater:
             "when": merged_when,
             "status": EntryStatus.active if any_active else first.status,
         })
-        before_tokens = [tok for s in sources if s.active for tok in tokenize(render_line(s))]
-        after_tokens = tokenize(render_line(merged)) if merged.active else []
+        before_tokens = [tok for s in sources if s.active for tok in policy_tokens(render_line(s))]
+        after_tokens = policy_tokens(render_line(merged)) if merged.active else []
         before_route = self.memory.tokens(route)
         after_route = before_route - sum(_line_tokens(s) for s in sources) + _line_tokens(merged)
         if self.over_tokens(index, op, route, before_route, after_route):

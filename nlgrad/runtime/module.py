@@ -79,3 +79,25 @@ class Module:
 
     def parse(self, text: str, inputs: dict[str, Any]) -> Any:
         return self.parser(text, inputs)
+
+
+def route_modules(program) -> dict[str, Module]:
+    """``{route: Module}`` for the modules a program holds as attributes (the first one of each route)."""
+    found: dict[str, Module] = {}
+    for value in vars(program).values():
+        route = getattr(value, "route", None)
+        if route and hasattr(value, "template"):
+            found.setdefault(route, value)
+    return found
+
+
+def route_instructions(program, route: str) -> str:
+    """The static instructions of a route's module: its ``system`` block rendered with an empty policy ("" when the
+    program holds no module for the route, or the block needs task variables)."""
+    module = route_modules(program).get(route)
+    if module is None:
+        return ""
+    try:
+        return render_block(module.template, "system", {"policy": ""}, name=route)
+    except Exception:  # noqa: BLE001 - the system block may need task variables
+        return ""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nlgrad.errors import ConfigError
-from nlgrad.methods.embeddings import load_embedder
+from nlgrad.text.embeddings import load_embedder
 from nlgrad.methods.rule_retrieval import Retriever
 from nlgrad.policy.memory import PolicyMemory
 

@@ -9,19 +9,19 @@ from fake_lm import serve_toy
 from nlgrad.errors import ConfigError
 from nlgrad.lm.client import LM
 from nlgrad.methods.base import OptimizeConfig, Workspace
-from nlgrad.methods.baselines.common import (memory_from_candidate, route_instructions, route_text,
-                                             seed_candidate)
+from nlgrad.methods.baselines.common import memory_from_candidate, route_text, seed_candidate
 from nlgrad.optimize import run_optimize
 from nlgrad.policy import AddOp, EntryKind, PolicyMemory, PolicyStore, apply_update
+from nlgrad.runtime.module import route_instructions
 
 
 @pytest.fixture(autouse=True)
 def baselines(monkeypatch):
-    from nlgrad.methods import METHODS
+    from nlgrad.methods import CATALOG
     from nlgrad.methods.baselines import BASELINES
 
     for name, target in BASELINES.items():
-        monkeypatch.setitem(METHODS, name, target)
+        monkeypatch.setitem(CATALOG, name, target)
 
 
 def empty():

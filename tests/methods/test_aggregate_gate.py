@@ -150,7 +150,7 @@ PARAPHRASES = [cand("When the coin is in the room, take coin immediately.", ["t1
 
 
 def test_lexical_backend_keeps_paraphrases_apart():
-    from nlgrad.methods.embeddings import correction_similarity
+    from nlgrad.methods.correction_similarity import correction_similarity
 
     sim, threshold, backend = correction_similarity("lexical")
     assert backend == "lexical" and threshold == 0.6
@@ -161,7 +161,8 @@ def test_lexical_backend_keeps_paraphrases_apart():
 
 
 def test_embedding_backend_merges_paraphrases_into_one_recurring_correction():
-    from nlgrad.methods.embeddings import correction_similarity, minilm_available
+    from nlgrad.methods.correction_similarity import correction_similarity
+    from nlgrad.text.embeddings import minilm_available
 
     if not minilm_available():
         pytest.skip("the 'embed' extra (MiniLM) is not installed")
@@ -187,7 +188,8 @@ def test_a_copied_feedback_item_becomes_its_suggestion():
 def test_embedding_backend_flags_only_real_contradictions():
     """With MiniLM, "X" vs "never X" is a contradiction; two corrections on one topic where only one says "no" are
     not (under a 0.6 contradiction threshold MiniLM dropped such a pair, both with support 2 here, on twx/arithmetic)."""
-    from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity, minilm_available
+    from nlgrad.methods.correction_similarity import contradiction_threshold, correction_similarity
+    from nlgrad.text.embeddings import minilm_available
 
     if not minilm_available():
         pytest.skip("the 'embed' extra (MiniLM) is not installed")

@@ -4,7 +4,7 @@ import pytest
 
 from nlgrad.methods.drpo import (DRPOParams, advantage_terms, drpo_advantages, edit_cost, edit_weight, mad,
                                  normalized_token_levenshtein)
-from nlgrad.methods.embeddings import LexicalEmbedder, text_cosine
+from nlgrad.text.embeddings import LexicalEmbedder, text_cosine
 
 
 def test_median_absolute_deviation():

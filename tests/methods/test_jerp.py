@@ -9,12 +9,12 @@ import pytest
 from fake_lm import EchoProgram, UpperCaseBenchmark, agent_reply, install_fake_lm, serve_toy
 
 from nlgrad.methods.base import OptimizeConfig
-from nlgrad.methods.embeddings import LexicalEmbedder, cosine, load_embedder, text_cosine
-from nlgrad.methods.jerp import Retriever, RetrievingPolicy, TaskPolicy, rank_rules, task_query
+from nlgrad.methods.rule_retrieval import Retriever, RetrievingPolicy, TaskPolicy, rank_rules, task_query
 from nlgrad.optimize import run_optimize
 from nlgrad.policy import PolicyMemory, PolicyStore
 from nlgrad.runtime.executor import Executor
 from nlgrad.runtime.protocols import Observation, Task
+from nlgrad.text.embeddings import LexicalEmbedder, cosine, load_embedder, text_cosine
 
 TEMPLATE = ("{% block system %}Repeat the text.{% if policy %}\nRules:\n{{ policy }}{% endif %}{% endblock %}"
             "{% block user %}{{ text }}{% endblock %}")

@@ -192,9 +192,9 @@ def test_toy_team_learns_per_agent_lesson_through_the_shared_loop(settings, team
 
 
 def test_global_credit_ablation_gives_every_agent_the_shared_evaluation(settings, team_world, tmp_path, monkeypatch):
-    from nlgrad.methods import METHODS
+    from nlgrad.methods import CATALOG
 
-    monkeypatch.setitem(METHODS, "langmarl_global", "nlgrad.methods.langmarl:LangMARLGlobal")
+    monkeypatch.setitem(CATALOG, "langmarl_global", "nlgrad.methods.langmarl:LangMARLGlobal")
     run_optimize(config(method="langmarl_global"), settings, tmp_path / "g", progress=False)
     it = tmp_path / "g/run/iter-0001"
     records = json.loads((it / "credits.json").read_text())["records"]

@@ -25,33 +25,11 @@ from typing import Any
 from nlgrad.errors import ConfigError
 from nlgrad.policy import AddOp, DeleteOp, EntryKind, PolicyBounds, PolicyMemory, UpdateProvenance, apply_update
 from nlgrad.policy.schema import MAX_TEXT_CHARS
+from nlgrad.runtime.module import route_instructions
 
 BASELINE_BOUNDS = PolicyBounds(max_entries_per_route=12, max_tokens_per_route=4000, max_ops_per_update=64,
                                max_edit_cost=100_000, dedupe_threshold=1.0)
 FALLBACK_INSTRUCTION = "Do this step of the task well."
-
-
-def route_modules(program) -> dict[str, Any]:
-    """``{route: Module}`` for the modules a program holds as attributes."""
-    found: dict[str, Any] = {}
-    for value in vars(program).values():
-        route = getattr(value, "route", None)
-        if route and hasattr(value, "template"):
-            found.setdefault(route, value)
-    return found
-
-
-def route_instructions(program, route: str) -> str:
-    """The static instructions of a route's module: its ``system`` block rendered with an empty policy."""
-    module = route_modules(program).get(route)
-    if module is None:
-        return ""
-    from nlgrad.runtime.templates import render_block
-
-    try:
-        return render_block(module.template, "system", {"policy": ""}, name=route)
-    except Exception:  # noqa: BLE001 - the system block may need task variables
-        return ""
 
 
 def route_text(memory: PolicyMemory, route: str) -> str | None:

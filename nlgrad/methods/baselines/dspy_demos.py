@@ -17,10 +17,11 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from nlgrad.methods.baselines.common import BASELINE_BOUNDS, candidate_key, route_modules
+from nlgrad.methods.baselines.common import BASELINE_BOUNDS, candidate_key
 from nlgrad.methods.baselines.dspy_render import predictor_name, template_fields
 from nlgrad.policy import AddOp, EntryKind, PolicyMemory, UpdateProvenance, apply_update
 from nlgrad.policy.examples import DEFAULT_FIELD_CHARS, format_example
+from nlgrad.runtime.module import route_modules
 
 _META = ("reply", "nlgrad_task", "nlgrad_rollout", "augmented")
 

@@ -23,7 +23,8 @@ import re
 import warnings
 from typing import Any, Callable
 
-from nlgrad.methods.baselines.common import candidate_key, memory_from_candidate, route_modules
+from nlgrad.methods.baselines.common import candidate_key, memory_from_candidate
+from nlgrad.runtime.module import route_modules
 
 
 def _dspy():

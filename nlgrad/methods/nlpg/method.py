@@ -27,8 +27,9 @@ from nlgrad.lm.fanout import fan_out
 from nlgrad.errors import ConfigError
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.conditions import route_inputs
-from nlgrad.methods.embeddings import contradiction_threshold, correction_similarity
-from nlgrad.methods.lesson_checks import route_instructions, workspace_instance_tokens
+from nlgrad.methods.correction_similarity import contradiction_threshold, correction_similarity
+from nlgrad.methods.lesson_checks import workspace_instance_tokens
+from nlgrad.runtime.module import route_instructions
 from nlgrad.methods.nlpg.abstraction import CorrectionAbstractor
 from nlgrad.methods.example_bank import EXAMPLES_PER_CALL, example_selection, with_example_room
 from nlgrad.methods.nlpg.aggregate import aggregate, attribute_support

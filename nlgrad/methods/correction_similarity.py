@@ -1,12 +1,12 @@
 """How alike two corrections are, per embedding backend: near-duplicate and contradiction thresholds for NLPG's
 aggregation and the replay scripts. The embedders themselves are neutral text helpers in
-:mod:`nlgrad.text.embeddings` (re-exported here for the methods that use them).
+:mod:`nlgrad.text.embeddings`.
 """
 
 from __future__ import annotations
 
-from nlgrad.text.embeddings import (Embedder, LexicalEmbedder, MiniLMEmbedder, Vector, cosine,  # noqa: F401
-                                    load_embedder, minilm_available, text_cosine)
+from nlgrad.policy import EmbeddingSimilarity, LexicalSimilarity
+from nlgrad.text.embeddings import load_embedder
 
 # Near-duplicate thresholds per backend, for counting how often one correction recurs: with MiniLM, paraphrases of
 # one rule score above 0.65 and different rules on the same topic below it; lexical is the word-overlap similarity.
@@ -26,8 +26,6 @@ def contradiction_threshold(backend: str) -> float:
 def correction_similarity(kind: str = "auto", threshold: float | None = None):
     """``(similarity, threshold, backend name)`` for merging near-duplicate corrections: ``kind`` is ``auto`` /
     ``minilm`` / ``lexical`` as for :func:`load_embedder`; lexical uses the policy's word-overlap similarity."""
-    from nlgrad.policy import EmbeddingSimilarity, LexicalSimilarity  # noqa: PLC0415 - no policy import at load
-
     embedder = load_embedder(kind)
     default = DEDUPE_THRESHOLDS.get(embedder.name, DEDUPE_THRESHOLDS["all-MiniLM-L6-v2"])
     sim = LexicalSimilarity() if embedder.name == "lexical" else EmbeddingSimilarity(embedder.embed)
