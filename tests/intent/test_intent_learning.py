@@ -7,6 +7,8 @@ from nlgrad.methods.base import OptimizeConfig
 from nlgrad.optimize import run_optimize
 from nlgrad.policy import EntryKind, PolicyStore
 
+from intent_world import LABELS
+
 
 def optimize(settings, out, method="nlpg", **options):
     opts = {"critic": False, "examples": 6, "similarity": "lexical"} if method == "nlpg" else \
@@ -19,7 +21,7 @@ def optimize(settings, out, method="nlpg", **options):
 
 
 def test_nlpg_learns_contrastive_examples_from_recurring_confusions(settings, intent_data, copying_agent, tmp_path):
-    outcome = optimize(settings, tmp_path / "pol")
+    outcome = optimize(settings, tmp_path / "pol", examples_cover=False)
     assert outcome.state.history[0].accepted
     final = PolicyStore(tmp_path / "pol").load()
     examples = [e for e in final.active_entries("intent.classify") if e.kind == EntryKind.example]
@@ -35,6 +37,19 @@ def test_nlpg_learns_contrastive_examples_from_recurring_confusions(settings, in
                                                  or "Output: exchange_rate" in texts)
     assert outcome.test["initial"]["score"]["mean"] == 0.25
     assert outcome.test["final"]["score"]["mean"] > 0.5
+
+
+def test_nlpg_covers_every_label_with_its_most_typical_message_before_the_confusions(settings, intent_data,
+                                                                                      copying_agent, tmp_path):
+    outcome = optimize(settings, tmp_path / "pol", examples=8)
+    record = json.loads((tmp_path / "pol/run/iter-0001/examples.json").read_text())
+    prototypes = [r for r in record if "prototype" in r]
+    assert sorted(r["prototype"] for r in prototypes) == sorted(LABELS)
+    assert all(r["task"].startswith("banking77/train/") for r in prototypes)
+    final = PolicyStore(tmp_path / "pol").load()
+    replies = {e.text.rsplit("Output: ", 1)[1] for e in final.active_entries("intent.classify")}
+    assert replies == set(LABELS) and len(final.active_entries("intent.classify")) <= 8
+    assert outcome.test["final"]["score"]["mean"] == 1.0
 
 
 def test_random_examples_draws_n_train_examples_shown_per_input(settings, intent_data, copying_agent, tmp_path):

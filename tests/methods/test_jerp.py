@@ -173,7 +173,7 @@ def test_toy_run_reflects_against_references_and_learns_a_retrieved_rule(setting
     assert outcome.test["final"]["score"]["mean"] == 1.0
     # the policy file says how its rules are chosen: every reader retrieves as JERP's runs did
     assert final.selection is not None and final.selection.model_dump() == {
-        "kind": "retrieval", "k": 1, "utility_weight": 0.1, "embedder": "lexical"}
+        "kind": "retrieval", "examples_as": "lines", "k": 1, "utility_weight": 0.1, "embedder": "lexical"}
     assert final.render("rules.say", for_input="cooking a meal with food") == f"- {COOK_RULE}"
     assert final.render("rules.say", for_input="shout the words") == f"- {SHOUT_RULE}"
     assert COOK_RULE in final.render("rules.say")  # no input: the whole pool, as before

@@ -5,6 +5,12 @@ For a program that says what each route should have replied (``reference_outputs
 the reference: (route, expected reply, what it replied). Confusions are grouped by (route, expected reply): a label
 the agent keeps missing, whatever it answers instead. One iteration:
 
+0. Coverage (``cover``, on by default): every reply of every route that no example of the policy shows yet gets
+   one example, the train message most typical of that reply (nearest the centroid of its train messages). Shown
+   only the k examples nearest its input, a call of a label that the policy has no example of is pulled towards the
+   labels it does show (measured on banking77 x 1.5B: 56 confusion examples alone, +0.055 on 200 dev tasks, where
+   154 random examples gain about +0.25), so the confusion examples are added on top of a covering set.
+
 1. Confusions are counted over every rollout this run has made so far (``confusions.json`` of each iteration), so
    a confusion that recurs across batches reaches ``min_support`` distinct tasks.
 2. Each confusion with enough support that the policy does not already answer (its failed messages are not yet
@@ -37,6 +43,8 @@ from nlgrad.policy.examples import format_example, split_example
 from nlgrad.runtime.executor import RunResult
 from nlgrad.runtime.protocols import Task
 
+PROTOTYPE_POOL = 40  # train tasks per reply whose centroid chooses the coverage example
+
 
 def reply_of(parsed: Any) -> str:
     """A route call's reply as a label: a dict's ``label``, else the text."""
@@ -45,8 +53,12 @@ def reply_of(parsed: Any) -> str:
     return str(parsed or "")
 
 
+def same_key(text: str) -> str:
+    return text.strip().lower()
+
+
 def same(a: str, b: str) -> bool:
-    return a.strip().lower() == b.strip().lower()
+    return same_key(a) == same_key(b)
 
 
 @dataclass
@@ -120,8 +132,8 @@ def credit_votes(program, memory: PolicyMemory, rollouts: RunResult, tasks: dict
 class ConfusionExamples:
     """Proposes contrastive example entries from recurring confusions (see the module docstring)."""
 
-    def __init__(self, *, per_iteration: int = 12, embedder: str = "auto"):
-        self.per_iteration = per_iteration
+    def __init__(self, *, per_iteration: int = 12, embedder: str = "auto", cover: bool = True):
+        self.per_iteration, self.cover = per_iteration, cover
         self.embedder_kind = embedder
         self._train: list[tuple[Task, dict[str, Any]]] | None = None
 
@@ -163,8 +175,15 @@ class ConfusionExamples:
         ops: list[Any] = credit_votes(ws.program, memory, rollouts, tasks)
         record: list[dict[str, Any]] = []
         taken: set[str] = set()
+        if self.cover:
+            for route, output, task in self.prototypes(ws, memory):
+                taken.add(_input_text(task))
+                ops.append(AddOp(route=route, kind=EntryKind.example, text=format_example(route_input(task), output),
+                                 trace_ids=[task.id], reason=f"coverage: the most typical train message of {output}"))
+                record.append({"route": route, "prototype": output, "task": task.id})
+        pairs = 0
         for confusion in self.confusions(ws, iteration, rollouts):
-            if len(record) >= self.per_iteration or confusion.support < min_support:
+            if pairs >= self.per_iteration or confusion.support < min_support:
                 break
             failed = [tasks[i] for i in confusion.task_ids if i in tasks]
             messages = [_input_text(t) for t in failed]
@@ -179,10 +198,30 @@ class ConfusionExamples:
                                  text=format_example(route_input(task), output), trace_ids=[task.id],
                                  reason=f"confusion {confusion.expected} -> {confusion.got} "
                                         f"(support {confusion.support})"))
+            pairs += 1
             record.append({"route": confusion.route, "expected": confusion.expected, "got": confusion.got,
                            "replies": dict(confusion.replies), "support": confusion.support,
                            "failed": anchor.id, "partner": partner.id if partner is not None else None})
         return ops, record
+
+    def prototypes(self, ws: Workspace, memory: PolicyMemory) -> list[tuple[str, str, Task]]:
+        """``(route, reply, task)`` for each reference reply of each route that no active example of the route has
+        yet: the train task nearest the centroid of (up to ``PROTOTYPE_POOL`` of) the reply's train tasks."""
+        have = {(r, same_key(split_example(e.text)[1] if split_example(e.text) else "")) for r in memory.routes()
+                for e in memory.active_entries(r) if e.kind == EntryKind.example}
+        by_reply: dict[tuple[str, str], list[Task]] = {}
+        for task, refs in self.train_references(ws):
+            for route, reply in refs.items():
+                by_reply.setdefault((route, str(reply)), []).append(task)
+        out = []
+        for (route, reply), tasks in sorted(by_reply.items()):
+            if (route, same_key(reply)) in have:
+                continue
+            pool = tasks[:PROTOTYPE_POOL]
+            vectors = self.embed([_input_text(t) for t in pool])
+            centroid = vectors.mean(axis=0)
+            out.append((route, reply, pool[int(np.argmax(vectors @ centroid))]))
+        return out
 
     def _medoid(self, messages: list[str]) -> int:
         if len(messages) <= 2:

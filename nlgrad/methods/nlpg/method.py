@@ -49,7 +49,7 @@ class NLPG:
                  dedupe_threshold: float | None = None, support_from_feedback: bool = True,
                  abstract: bool = False, tag_groups: bool = False, unconditional_tag_lessons: bool = False,
                  critic: bool = True, examples: int = 0, examples_k: int = EXAMPLES_PER_CALL,
-                 examples_per_iteration: int = 12, propagator: PropagatorFactory | None = None):
+                 examples_per_iteration: int = 12, examples_cover: bool = True, propagator: PropagatorFactory | None = None):
         """``similarity`` decides which corrections are near-duplicates when support is counted: ``"minilm"``
         (embedding cosine, so paraphrases of one correction merge), ``"lexical"`` (word overlap), or ``"auto"``
         (MiniLM when the ``embed`` extra is installed). ``dedupe_threshold`` overrides the backend's default.
@@ -63,7 +63,8 @@ class NLPG:
         1.5B: -0.092 on the gate's 60 dev tasks). ``critic=False`` skips the critic and the
         backward pass (then only tag-group lessons, and examples, are proposed). ``examples`` > 0 also learns worked
         examples from recurring confusions, at most that many per route, each call shown its ``examples_k`` nearest
-        as prior turns, at most ``examples_per_iteration`` confusions (two entries each) per iteration
+        as prior turns, at most ``examples_per_iteration`` confusions (two entries each) per iteration, on top of one
+        typical example per reply where ``examples_cover``
         (:mod:`~nlgrad.methods.nlpg.confusion_examples`; needs a program with ``reference_outputs``). ``propagator`` (a Python argument, not a command-line
         option) builds the propagator of each critique from the LM (:mod:`nlgrad.credit.propagator`); the default is
         :meth:`default_propagator`, the critic and the backward pass."""
@@ -81,7 +82,8 @@ class NLPG:
                               field="--method-option", value=f"examples={examples}, examples_k={examples_k}, "
                                                              f"examples_per_iteration={examples_per_iteration}")
         self.examples, self.examples_k = examples, examples_k
-        self.example_learner = ConfusionExamples(per_iteration=examples_per_iteration, embedder=similarity) \
+        self.example_learner = ConfusionExamples(per_iteration=examples_per_iteration, embedder=similarity,
+                                                 cover=examples_cover) \
             if examples else None
 
     def default_propagator(self, lm) -> Propagator:
