@@ -4,8 +4,8 @@ A policy whose :class:`~nlgrad.policy.schema.Selection` has ``kind: examples`` m
 for a route (bounded by :attr:`PolicyBounds.max_examples_per_route <nlgrad.policy.bounds.PolicyBounds>` when
 learned); a module call sees only the ``k`` whose *input* (the ``Input:`` part of the entry,
 :func:`~nlgrad.policy.examples.split_example`) is most similar to the call's input text, by embedding cosine, ties
-by id. Other entries are chosen as :class:`~nlgrad.policy.relevance.PatternSelector` chooses them (conditional by
-their ``match`` patterns, unconditional always). This is the per-input demo selection of DSPy's ``KNNFewShot`` and
+by id, and shows them nearest last. Other entries are chosen as :class:`~nlgrad.policy.relevance.PatternSelector`
+chooses them (conditional by their ``match`` patterns, unconditional always). This is the per-input demo selection of DSPy's ``KNNFewShot`` and
 of JERP's rule retrieval, applied to a bounded, reviewable file.
 
 Vectors of a route's example inputs are computed once per set of examples and kept as a matrix (a few sets per
@@ -56,8 +56,10 @@ def _matrix(embed: Callable[[list[str]], Sequence[Sequence[float]]], name: str, 
 @dataclass
 class NearestExamplesSelector:
     """Contract (:class:`~nlgrad.policy.relevance.EntrySelector`): ``select(entries, text)`` returns every
-    non-example entry that :class:`PatternSelector` would show, and the ``k`` example entries nearest ``text``
-    (examples with ``match`` patterns only where they hold), all in the given order."""
+    non-example entry that :class:`PatternSelector` would show, in the given order, then the ``k`` example entries
+    nearest ``text`` (examples with ``match`` patterns only where they hold), the nearest *last*: shown as prior
+    turns, the nearest example is the one right before the input. The order matters: on banking77 x 1.5B with eight
+    examples in id order, 48 of the 70 replies whose label was among them took that of one of the last three."""
 
     embed: Callable[[list[str]], Sequence[Sequence[float]]]
     k: int = 8
@@ -77,5 +79,4 @@ class NearestExamplesSelector:
     def select(self, entries: Sequence[PolicyEntry], text: str) -> list[PolicyEntry]:
         examples = [e for e in entries if e.kind == EntryKind.example and (not e.match or matches(e, text))]
         others = PatternSelector().select([e for e in entries if e.kind != EntryKind.example], text)
-        chosen = {id(e) for e in others} | {id(e) for e, _ in self.nearest(examples, text)}
-        return [e for e in entries if id(e) in chosen]
+        return others + [e for e, _ in reversed(self.nearest(examples, text))]

@@ -26,7 +26,7 @@ def test_each_call_sees_the_k_nearest_examples_as_turns_and_every_lesson_as_text
     mem = memory(k=2)
     text, ids, turns = mem.render_call(ROUTE, "somebody stole my card")
     assert text == "- Reply with the label only."
-    assert len(turns) == 2 and ("my card was stolen today", "lost_or_stolen_card") in turns
+    assert len(turns) == 2 and turns[-1] == ("my card was stolen today", "lost_or_stolen_card")  # nearest last
     assert len(ids) == 3  # two examples and the lesson, all recorded on the call
     assert mem.render_call(ROUTE, "what rate of exchange applies")[2][0][1] in ("exchange_rate", "card_arrival")
 
