@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -67,9 +68,14 @@ class Module:
         user = render_block(self.template, "user", variables, name=self.template_name)
         if not in_slot and policy:
             user = f"{INPUT_LESSONS_HEADER}\n{policy}\n\n{user.lstrip()}"
-        turns = [{"role": role, "content": text} for pair in (demos or [])
-                 for role, text in zip(("user", "assistant"), pair)]
+        turns = [{"role": role, "content": text} for user, reply in (demos or [])
+                 for role, text in (("user", user), ("assistant", self.demo_reply(reply)))]
         return [{"role": "system", "content": system}, *turns, *(history or []), {"role": "user", "content": user}]
+
+    def demo_reply(self, reply: str) -> str:
+        """A worked example's reply as this module replies: a module with ``choices`` replies a JSON string (what
+        :meth:`response_format` constrains it to), so its examples' replies are shown the same way."""
+        return json.dumps(reply, ensure_ascii=False) if self.choices else reply
 
     def response_format(self) -> dict[str, Any] | None:
         """The JSON schema that constrains a reply to one of ``choices`` (None without choices)."""

@@ -139,3 +139,11 @@ def test_route_asks_the_area_then_the_intent_among_its_labels(banking):
     assert lm.calls[1]["response_format"]["schema"]["enum"] == BANKING77_GROUPS["exchange_rates"]
     assert out["group"] == "exchange_rates" and not out["exact"]  # "exchange_rates" is no label: nearest taken
     assert program.reference_outputs(task) == {GROUP: "exchange_rates", LABEL: "exchange_charge"}
+
+
+def test_a_constrained_module_shows_its_examples_replies_as_it_must_reply(banking):
+    module = IntentClassifyProgram(banking).classify
+    messages = module.render("", {"message": "where is my card"}, demos=[("card not here yet", "card_arrival")])
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[2]["content"] == '"card_arrival"'  # the JSON string the grammar makes it reply
+    assert read_label(messages[2]["content"], banking.labels)["exact"]

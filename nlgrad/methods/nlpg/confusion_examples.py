@@ -6,7 +6,8 @@ the reference: (route, expected reply, what it replied). Confusions are grouped 
 the agent keeps missing, whatever it answers instead. One iteration:
 
 0. Coverage (``cover``, on by default): every reply of every route that no example of the policy shows yet gets
-   one example, the train message most typical of that reply (nearest the centroid of its train messages). Shown
+   one example, the train message most typical of that reply and least like any other (nearest its own reply's
+   centroid, farthest from the nearest other centroid). Shown
    only the k examples nearest its input, a call of a label that the policy has no example of is pulled towards the
    labels it does show (measured on banking77 x 1.5B: 56 confusion examples alone, +0.055 on 200 dev tasks, where
    154 random examples gain about +0.25), so the confusion examples are added on top of a covering set.
@@ -206,21 +207,28 @@ class ConfusionExamples:
 
     def prototypes(self, ws: Workspace, memory: PolicyMemory) -> list[tuple[str, str, Task]]:
         """``(route, reply, task)`` for each reference reply of each route that no active example of the route has
-        yet: the train task nearest the centroid of (up to ``PROTOTYPE_POOL`` of) the reply's train tasks."""
+        yet: among (up to ``PROTOTYPE_POOL`` of) the reply's train tasks, the one most like its own reply's centroid
+        and least like the nearest other reply's centroid. A message merely near its own centroid is often generic
+        ("my card is not working") and is then among the nearest examples of many other replies' messages too."""
         have = {(r, same_key(split_example(e.text)[1] if split_example(e.text) else "")) for r in memory.routes()
                 for e in memory.active_entries(r) if e.kind == EntryKind.example}
         by_reply: dict[tuple[str, str], list[Task]] = {}
         for task, refs in self.train_references(ws):
             for route, reply in refs.items():
                 by_reply.setdefault((route, str(reply)), []).append(task)
+        keys = sorted(by_reply)
+        pools = {key: by_reply[key][:PROTOTYPE_POOL] for key in keys}
+        vectors = {key: self.embed([_input_text(t) for t in pools[key]]) for key in keys}
+        centroids = {key: v.mean(axis=0) for key, v in vectors.items()}
         out = []
-        for (route, reply), tasks in sorted(by_reply.items()):
+        for route, reply in keys:
             if (route, same_key(reply)) in have:
                 continue
-            pool = tasks[:PROTOTYPE_POOL]
-            vectors = self.embed([_input_text(t) for t in pool])
-            centroid = vectors.mean(axis=0)
-            out.append((route, reply, pool[int(np.argmax(vectors @ centroid))]))
+            own = vectors[(route, reply)]
+            others = [centroids[k] for k in keys if k[0] == route and k != (route, reply)]
+            rival = (own @ np.stack(others).T).max(axis=1) if others else np.zeros(len(own))
+            score = own @ centroids[(route, reply)] - rival
+            out.append((route, reply, pools[(route, reply)][int(np.argmax(score))]))
         return out
 
     def _medoid(self, messages: list[str]) -> int:
