@@ -137,11 +137,20 @@ def minilm_available() -> bool:
         return False
 
 
-@lru_cache(maxsize=4)
+_LOAD_LOCK = threading.Lock()
+
+
 def load_embedder(kind: str = "auto") -> Embedder:
     """``"minilm"`` (fails without the extra), ``"lexical"``, or ``"auto"`` (MiniLM if installed, else lexical).
 
-    Cached per kind: the MiniLM model is loaded once per process."""
+    Cached per kind: the MiniLM model is loaded once per process, also when several threads ask at once (the
+    executor's workers select a call's examples side by side)."""
+    with _LOAD_LOCK:
+        return _load_embedder(kind)
+
+
+@lru_cache(maxsize=4)
+def _load_embedder(kind: str) -> Embedder:
     kind = (kind or "auto").lower()
     if kind == "lexical":
         return LexicalEmbedder()
