@@ -6,7 +6,8 @@
 Each run directory is one `nlgrad eval` (its config.json says the benchmark, split, n, agent and policy). A row gets
 the run's mean and 95% CI, the policy's active entry count, the benchmark's own aggregates (summary.json
 ``metrics``), the command that reproduces it, and ``diff_vs_none: {mean, ci95, n, won, lost}``, paired task by task
-with the ``--none`` run (same benchmark and split; tasks both runs scored). Rows are merged into ``--out`` by
+with the ``--none`` run (same benchmark and split; tasks both runs scored); ``--control random_examples`` adds
+``diff_vs_random_examples`` to the other learned rows the same way. Rows are merged into ``--out`` by
 (benchmark, split, method, agent, n): a rerun replaces its row.
 """
 
@@ -70,16 +71,35 @@ def row(method: str, path: Path, none: tuple[dict, dict[str, float], dict]) -> d
             "policy": config.get("policy"), "entries": entries(config.get("policy")), "n": len(scores),
             "mean": round(est.mean, 4), "ci95": [round(est.lo, 4), round(est.hi, 4)],
             "metrics": {k: round(v, 4) for k, v in (summary.get("metrics") or {}).items()},
-            "s_per_task": round(summary.get("wall_s", 0.0) / max(1, summary.get("n", 1)), 2),
             "diff_vs_none": {"mean": round(diff.mean, 4), "ci95": [round(diff.lo, 4), round(diff.hi, 4)],
                              "n": len(shared), "won": pair["won"], "lost": pair["lost"]},
-            "command": command(config), "run_dir": str(path)}
+            "command": command(config)}
+
+
+def add_control_diffs(rows: list[dict], control: str, paths: dict[str, Path]) -> None:
+    """Adds ``diff_vs_<control>`` to every row but none and the control, paired task by task with the control's run."""
+    if control not in paths:
+        raise SystemExit(f"--control {control}: no --row {control}=RUN_DIR given")
+    _, control_scores, _ = read_run(paths[control])
+    for r in rows:
+        if r["method"] in ("none", control):
+            continue
+        _, scores, _ = read_run(paths[r["method"]])
+        shared = sorted(set(scores) & set(control_scores))
+        diff = paired_difference([scores[i] for i in shared], [control_scores[i] for i in shared])
+        pair = paired_comparison(scores, control_scores)
+        r[f"diff_vs_{control}"] = {"mean": round(diff.mean, 4), "ci95": [round(diff.lo, 4), round(diff.hi, 4)],
+                                   "n": len(shared), "won": pair["won"], "lost": pair["lost"]}
+        print(f"{r['benchmark']} {r['method']} vs {control}: {diff.mean:+.3f} [{diff.lo:+.3f}, {diff.hi:+.3f}] "
+              f"won {pair['won']} lost {pair['lost']}")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--none", required=True, type=Path, help="the no-policy eval run directory")
     parser.add_argument("--row", action="append", default=[], metavar="METHOD=RUN_DIR")
+    parser.add_argument("--control", metavar="METHOD",
+                        help="also pair every other learned row with this row's run (e.g. random_examples)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "intent.json")
     args = parser.parse_args(argv)
     none = read_run(args.none)
@@ -87,6 +107,8 @@ def main(argv: list[str] | None = None) -> None:
     for spec in args.row:
         method, _, path = spec.partition("=")
         rows.append(row(method, Path(path), none))
+    if args.control:
+        add_control_diffs(rows, args.control, {spec.partition("=")[0]: Path(spec.partition("=")[2]) for spec in args.row})
     old = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else []
     key = lambda r: (r["benchmark"], r["split"], r["method"], r["agent"], r["n"])  # noqa: E731
     merged = {key(r): r for r in old}

@@ -180,7 +180,8 @@ class ConfusionExamples:
             for route, output, task in self.prototypes(ws, memory):
                 taken.add(_input_text(task))
                 ops.append(AddOp(route=route, kind=EntryKind.example, text=format_example(route_input(task), output),
-                                 trace_ids=[task.id], reason=f"coverage: the most typical train message of {output}"))
+                                 trace_ids=[task.id],
+                                 reason=f"coverage: the most typical, most distinctive train message of {output}"))
                 record.append({"route": route, "prototype": output, "task": task.id})
         pairs = 0
         for confusion in self.confusions(ws, iteration, rollouts):
