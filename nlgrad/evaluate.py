@@ -22,7 +22,9 @@ from nlgrad.runtime.ray_executor import EXECUTOR_KINDS, make_executor
 from nlgrad.runtime.protocols import SPLITS, BenchmarkHints, EmptyPolicy, PolicySource, step_cap_for
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.resume_check import check_eval_resume
+from nlgrad.runtime.rule_retrieval import Retriever
 from nlgrad.runtime.rundir import RunDir, make_run_id
+from nlgrad.text.embeddings import load_embedder
 
 log = logging.getLogger(__name__)
 
@@ -94,9 +96,6 @@ def retrieval_hook(policy: Any):
     selection = getattr(policy, "selection", None)
     if not isinstance(policy, PolicyMemory) or selection is None or selection.kind != "retrieval":
         return None
-    from nlgrad.methods.rule_retrieval import Retriever
-    from nlgrad.text.embeddings import load_embedder
-
     return Retriever(load_embedder(selection.embedder), k=selection.k or 4, utility_weight=selection.utility_weight)
 
 

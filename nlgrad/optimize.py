@@ -30,7 +30,6 @@ from nlgrad.methods.budget import Budget
 from nlgrad.methods.options import check_method_options
 from nlgrad.methods.registry import load_method
 from nlgrad.methods.strategies.acceptance import AcceptanceGate, GateDecision
-from nlgrad.methods.strategies.sampler import BatchSampler
 from nlgrad.policy import PolicyMemory, PolicyStore
 from nlgrad.runlock import RunLock
 from nlgrad.runtime.executor import PolicyForTask, RunResult
@@ -38,6 +37,7 @@ from nlgrad.runtime.protocols import BenchmarkHints, step_cap_for
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.resume_check import check_identity, role_identity
 from nlgrad.runtime.rundir import RunDir
+from nlgrad.runtime.sampler import BatchSampler
 
 
 # Settings an interactive benchmark gets when the command line does not set them: a TextWorldExpress run with the
@@ -193,6 +193,7 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
     if dry_run:
         return estimate(config, benchmark, program)
     method = load_method(config.method, config.method_options)
+    inject_weight_learner(method)
     # a method whose own model plays the agent (JERP with a trainer) does not use the agent role's model
     check_models(settings, ("critic", "optimizer") if getattr(method, "own_agent", False)
                  else ("agent", "critic", "optimizer"))
@@ -204,6 +205,25 @@ def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budge
         except KeyboardInterrupt as exc:
             raise Interrupted.of(exc, f"{_completed(out)} of {config.iterations} iterations are saved in {out}, "
                                       f"with the finished rollouts of the next") from exc
+
+
+def inject_weight_learner(method) -> None:
+    """A method that asks for the companion trainer's weights (``trainer_options`` set, e.g. JERP's ``trainer=``)
+    gets the trainer's weight learner as its ``weight_learner``, built from those options (checked now, so a bad
+    one fails before any work; the model is loaded in the method's ``setup``). The trainer is imported only here:
+    it needs the optional extra ``train`` (torch)."""
+    options = getattr(method, "trainer_options", None)
+    if options is None or getattr(method, "weight_learner", None) is not None:
+        return
+    try:
+        from nlgrad.trainer.jerp_weights import TrainerWeightLearner
+    except ImportError as exc:
+        if exc.name not in ("torch", "transformers", "peft"):
+            raise
+        raise ConfigError(f"the companion trainer's weight learner needs the optional extra: pip install "
+                          f"'nlgrad[train]' ({exc.name} is missing)", field="--method-option",
+                          value="trainer") from None
+    method.weight_learner = TrainerWeightLearner(options)
 
 
 def _completed(out: Path) -> int:

@@ -29,8 +29,9 @@ from nlgrad.errors import ConfigError
 from nlgrad.files import write_json_atomic
 from nlgrad.interrupt import Interrupted
 from nlgrad.lm.client import LM
-from nlgrad.methods.base import OptimizeConfig, executor_for
+from nlgrad.methods.base import OptimizeConfig
 from nlgrad.methods.registry import method_class
+from nlgrad.runtime.ray_executor import executor_for
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.rundir import RunDir
 

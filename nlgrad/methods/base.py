@@ -3,7 +3,7 @@
 A method implements :class:`Method.propose`: given the current policy and an iteration number, roll out, read what
 went wrong, and return a candidate policy (or None). The loop in :mod:`nlgrad.optimize` gates, commits or rejects
 it, keeps state for resume, and enforces budgets. The test split is never used here: :meth:`Workspace.rollouts`
-refuses test tasks.
+refuses test tasks (the runtime's :func:`~nlgrad.runtime.split_guard.guard_not_test`).
 """
 
 from __future__ import annotations
@@ -21,19 +21,14 @@ from nlgrad.errors import NlgradError
 from nlgrad.files import write_json_atomic
 from nlgrad.lm.client import LM
 from nlgrad.methods.strategies.acceptance import AcceptanceGate, GateDecision, PairedImprovementGate
-from nlgrad.methods.strategies.sampler import BatchSampler, SeededMinibatchSampler
 from nlgrad.methods.strategies.validation import SELECTORS, ValidationTasks
 from nlgrad.policy import PolicyBounds, PolicyMemory, PolicyStore, UpdateReport
 from nlgrad.runtime.executor import Executor, PolicyForTask, RunResult
 from nlgrad.runtime.protocols import Task, step_cap_for
-from nlgrad.runtime.ray_executor import make_executor
+from nlgrad.runtime.ray_executor import executor_for
 from nlgrad.runtime.rundir import RunDir
-
-
-class TestSplitLeak(NlgradError):
-    """An optimizer tried to learn from the held-out test split."""
-
-    __test__ = False  # not a pytest test class
+from nlgrad.runtime.sampler import BatchSampler, SeededMinibatchSampler
+from nlgrad.runtime.split_guard import guard_not_test
 
 
 class OptimizeConfig(BaseModel):
@@ -116,7 +111,9 @@ class Method(Protocol):
 
     Optional: ``setup(ws)``, called once per process before the first iteration (and on resume, even when every
     iteration is done), e.g. to set ``ws.policy_for_task`` (the executor's per-task policy hook), which then applies
-    to the method's rollouts, the shared validation gate and the final test alike."""
+    to the method's rollouts, the shared validation gate and the final test alike. ``trainer_options`` (not None:
+    the method asks for the companion trainer's weights): the run injects the trainer's weight learner, built from
+    those options, as the method's ``weight_learner`` before ``setup`` (:func:`nlgrad.optimize.inject_weight_learner`)."""
 
     name: str
 
@@ -188,31 +185,3 @@ class Workspace:
                     result.traces[r.task_id] = Trace.load(run_dir.trace_path(r.task_id))
         return result
 
-
-def executor_for(config: OptimizeConfig | None, *, benchmark, program, lm: LM, policy: PolicyMemory | None = None,
-                 run_dir: RunDir | None = None, label: str, policy_for_task: PolicyForTask | None = None,
-                 keep_traces: bool = False, progress: bool = False, console=None, workers: int | None = None,
-                 step_cap: int | None = None) -> Executor:
-    """The one construction of a run's executor: an optimize run's (its rollouts, its test evaluation, and
-    ``nlgrad compare``'s test of a run's final policy) and the companion trainer's (its rollouts and evaluations).
-
-    ``config``'s kind (thread or Ray), workers and requested step cap; ``workers`` / ``step_cap``, where given, take
-    the place of config's. Without a config (the trainer, whose LM is a model in this process) it is a thread
-    executor with ``workers`` (default 1). The step cap is :func:`~nlgrad.runtime.protocols.step_cap_for` (the
-    benchmark's default where none is requested)."""
-    kind, ray_address = (config.executor, config.ray_address) if config is not None else ("thread", None)
-    if workers is None:
-        workers = config.workers if config is not None else 1
-    if step_cap is None and config is not None:
-        step_cap = config.step_cap
-    return make_executor(kind, ray_address=ray_address, benchmark=benchmark, program=program, lm=lm, policy=policy,
-                         workers=workers, step_cap=step_cap_for(benchmark, step_cap), run_dir=run_dir,
-                         progress=progress, console=console, keep_traces=keep_traces, label=label,
-                         policy_for_task=policy_for_task)
-
-
-def guard_not_test(tasks: list[Task]) -> list[Task]:
-    leaked = [t.id for t in tasks if t.split == "test"]
-    if leaked:
-        raise TestSplitLeak(f"optimizers never see the test split; got test tasks such as {leaked[0]!r}")
-    return tasks

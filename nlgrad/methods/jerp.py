@@ -3,7 +3,7 @@
 * **Pool** - the policy memory's rules (see :mod:`nlgrad.methods.rule_pool`), one pool per task family (the store
   is per program and benchmark), each rule with a utility (helpful - harmful).
 * **Retrieval at decision time** - each task sees only its top-``k`` rules per route
-  (:mod:`nlgrad.methods.rule_retrieval`). JERP plugs its :class:`Retriever` into the executor's per-task policy
+  (:mod:`nlgrad.runtime.rule_retrieval`). JERP plugs its :class:`Retriever` into the executor's per-task policy
   hook (``Executor(policy_for_task=...)``, set on the workspace by :meth:`JERP.setup`), so rollouts, the shared gate
   and the final test all see retrieved rules; the program is not wrapped.
 * **After each batch** - votes from rule presence in successes / failures (rules repeatedly present in failures
@@ -13,11 +13,12 @@
   become references (``run/jerp_references.json``).
 * **Weight half** - ``iter-NNNN/jerp_batch.jsonl`` lists each rollout (task, family, query, retrieved rule ids,
   score, trace path) and an optional :class:`WeightLearner` gets the same records. ``trainer=CONFIG.toml`` (or an
-  inline JSON table of trainer options) makes it the companion trainer's
-  (:class:`nlgrad.trainer.jerp_weights.TrainerWeightLearner`, needs ``nlgrad[train]``): the trained HF model is
-  then the agent, it plays each batch task G times (rollouts ``<task>#<g>``), JERP reads those rollouts, and the
-  trainer takes a weight step on the same trajectories (advantages from its configured estimator) and checkpoints
-  it under ``run/weights/``, every iteration.
+  inline JSON table of trainer options) asks for the companion trainer's: JERP keeps the options
+  (``trainer_options``) and the trainer injects its learner (``nlgrad optimize`` sets ``weight_learner`` to a
+  :class:`nlgrad.trainer.jerp_weights.TrainerWeightLearner` before :meth:`JERP.setup`, needs ``nlgrad[train]``;
+  JERP imports nothing of the trainer). The trained HF model is then the agent, it plays each batch task G times
+  (rollouts ``<task>#<g>``), JERP reads those rollouts, and the trainer takes a weight step on the same trajectories
+  (advantages from its configured estimator) and checkpoints it under ``run/weights/``, every iteration.
 
 Cost per iteration: ``batch`` rollouts + at most ``max_reflect`` reflector calls + the shared gate (2 x ``--val``
 rollouts, none with ``gate="none"``); embedding is local (MiniLM on the CPU, ~40 s to load once).
@@ -37,22 +38,22 @@ import json
 import logging
 from typing import Any, Literal, Protocol
 
-from nlgrad.errors import LMCallError, StructuredOutputError
+from nlgrad.errors import ConfigError, LMCallError, StructuredOutputError
+from nlgrad.files import write_text_atomic
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.lesson_checks import lesson_problem, lesson_source, workspace_instance_tokens
 from nlgrad.methods.prompts import method_module
 from nlgrad.methods.rule_pool import (Presence, ReferenceStore, RulePool, apply_pool_update, presence_votes,
                                       reflection_schema, to_policy_ops)
-from nlgrad.methods.rule_retrieval import Retriever, rank_rules, retrieval_selection, retrieved_ids
 from nlgrad.methods.strategies.acceptance import GateDecision
 from nlgrad.policy import PolicyMemory, UpdateProvenance, render_line
 from nlgrad.policy.schema import PolicyEntry
 from nlgrad.runtime.module import route_instructions
 from nlgrad.runtime.protocols import Task
+from nlgrad.runtime.rule_retrieval import Retriever, rank_rules, retrieval_selection, retrieved_ids
 from nlgrad.runtime.trace import Trace
 from nlgrad.text import clip
 from nlgrad.text.embeddings import Embedder, cosine, load_embedder
-from nlgrad.trainer.jerp_weights import TrainerWeightLearner
 
 __all__ = ["JERP", "WeightLearner", "trajectory_lines"]
 
@@ -98,10 +99,10 @@ class JERP:
                  trainer: str | dict[str, Any] | None = None):
         if gate not in ("val", "none"):
             raise ValueError(f"gate must be val or none, got {gate!r}")
-        if trainer is not None:  # the companion trainer's weight half (options checked now, model loaded in setup)
-            if weight_learner is not None:
-                raise ValueError("give JERP a weight_learner or trainer options, not both")
-            weight_learner = TrainerWeightLearner(trainer)
+        if trainer is not None and weight_learner is not None:
+            raise ValueError("give JERP a weight_learner or trainer options, not both")
+        # the companion trainer's options: the run injects the trainer's weight learner built from them
+        self.trainer_options = trainer
         self.k, self.capacity, self.utility_weight = k, capacity, utility_weight
         self.min_failures, self.min_utility = min_failures, min_utility
         self.max_reflect, self.max_ops = max_reflect, max_ops
@@ -114,6 +115,10 @@ class JERP:
     def setup(self, ws: Workspace) -> None:
         """Called by the optimize loop before any rollout (also on resume): retrieval for every rollout, then the
         weight learner's own setup (the trainer loads or resumes its model and becomes the agent)."""
+        if self.trainer_options is not None and self.weight_learner is None:
+            raise ConfigError("JERP's trainer option needs the companion trainer's weight learner, which nlgrad "
+                              "optimize injects (run_optimize); set weight_learner to use JERP on its own",
+                              field="--method-option", value="trainer")
         self.install(ws)
         if self.weight_learner is not None and hasattr(self.weight_learner, "setup"):
             self.weight_learner.setup(ws)
@@ -266,7 +271,5 @@ def _distinct_tasks_first(failures: list, by_id: dict[str, Task]) -> list:
 
 
 def _write_jsonl(ws: Workspace, iteration: int, records: list[dict[str, Any]]) -> None:
-    from nlgrad.files import write_text_atomic
-
     text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in records)
     write_text_atomic(ws.iteration_dir(iteration) / "jerp_batch.jsonl", text)

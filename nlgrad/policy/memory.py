@@ -138,7 +138,7 @@ class PolicyMemory(BaseModel):
         entries = ordered_active(self.by_route.get(route, []))
         if for_input is None:
             return entries
-        from nlgrad.policy.relevance import selector_for
+        from nlgrad.policy.selectors import selector_for  # loads numpy: only when a policy is rendered per input
 
         return (selector or selector_for(self.selection)).select(entries, for_input)
 

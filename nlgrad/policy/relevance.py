@@ -7,7 +7,8 @@ shown. Selection is deterministic and cheap; :class:`EmbeddingSelector` adds an 
 entries one call sees (highest utility first, the render order); unconditional entries are never dropped by it.
 :class:`RetrievalSelector` is JERP's rule retrieval: every entry competes, the top ``k`` by embedding similarity to
 the input plus a utility bonus are shown (an entry with ``match`` patterns only when they hold). A policy records
-its selection (``PolicyMemory.selection``); :func:`selector_for` builds the selector it names.
+its selection (``PolicyMemory.selection``); :func:`nlgrad.policy.selectors.selector_for` builds the selector it
+names.
 
 The same selection serves the executor (each module call, recorded on its trace node), ``nlgrad policy render
 --for-input TEXT`` and :meth:`PolicyMemory.render(route, for_input=...) <nlgrad.policy.memory.PolicyMemory.render>`,
@@ -24,7 +25,7 @@ from nlgrad.policy.patterns import compile_pattern
 from nlgrad.text.embeddings import cosine
 
 if TYPE_CHECKING:  # pragma: no cover - type hints only
-    from nlgrad.policy.schema import PolicyEntry, Selection
+    from nlgrad.policy.schema import PolicyEntry
 
 
 def matches(entry: PolicyEntry, text: str) -> bool:
@@ -116,23 +117,6 @@ class RetrievalSelector:
     def select(self, entries: Sequence[PolicyEntry], text: str) -> list[PolicyEntry]:
         chosen = {id(e) for e, _ in self.ranked(entries, text)}
         return [e for e in entries if id(e) in chosen]  # in the given (render) order, as every selector
-
-
-def selector_for(selection: Selection | None) -> EntrySelector:
-    """The selector a policy's recorded ``selection`` names (None: patterns, no cap)."""
-    if selection is None:
-        return PatternSelector()
-    if selection.kind in ("retrieval", "examples"):
-        from nlgrad.text.embeddings import load_embedder
-
-        embedder = load_embedder(selection.embedder)
-        if selection.kind == "examples":
-            from nlgrad.policy.example_selection import NearestExamplesSelector
-
-            return NearestExamplesSelector(embedder.embed, k=selection.k or 8, name=embedder.name)
-        return RetrievalSelector(embedder.embed, k=selection.k or 4,
-                                 utility_weight=selection.utility_weight)
-    return PatternSelector(top_k=selection.k)
 
 
 def unmatched_conditions(entries: Iterable[PolicyEntry], texts: Iterable[str]) -> list[PolicyEntry]:

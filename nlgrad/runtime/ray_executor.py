@@ -33,7 +33,7 @@ import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from nlgrad.config import Settings
 from nlgrad.errors import ConfigError, NlgradError
@@ -42,7 +42,7 @@ from nlgrad.lm.ledger import Ledger
 from nlgrad.redact import redact
 from nlgrad.redact import register as register_secret
 from nlgrad.runtime.executor import Executor, RunResult, TaskResult, _fmt_mean
-from nlgrad.runtime.protocols import Task, distinct_tasks
+from nlgrad.runtime.protocols import Task, distinct_tasks, step_cap_for
 from nlgrad.runtime.trace import Trace
 
 EXECUTOR_KINDS = ("thread", "ray")
@@ -68,6 +68,36 @@ def make_executor(kind: str = "thread", *, ray_address: str | None = None, ray_o
     if kind == "ray":
         return RayExecutor(address=ray_address, **(ray_options or {}), **executor_kwargs)
     raise ConfigError(f"unknown executor; known: {', '.join(EXECUTOR_KINDS)}", field="--executor", value=kind)
+
+
+class ExecutorSettings(Protocol):
+    """What :func:`executor_for` reads of a run's settings (an ``OptimizeConfig``, for one)."""
+
+    executor: str
+    ray_address: str | None
+    workers: int | None
+    step_cap: int | None
+
+
+def executor_for(config: ExecutorSettings | None, *, benchmark, program, lm, policy=None, run_dir=None, label: str,
+                 policy_for_task=None, keep_traces: bool = False, progress: bool = False, console=None,
+                 workers: int | None = None, step_cap: int | None = None) -> Executor:
+    """The one construction of a run's executor: an optimize run's (its rollouts, its test evaluation, and
+    ``nlgrad compare``'s test of a run's final policy) and the companion trainer's (its rollouts and evaluations).
+
+    ``config``'s kind (thread or Ray), workers and requested step cap; ``workers`` / ``step_cap``, where given, take
+    the place of config's. Without a config (the trainer, whose LM is a model in this process) it is a thread
+    executor with ``workers`` (default 1). The step cap is :func:`~nlgrad.runtime.protocols.step_cap_for` (the
+    benchmark's default where none is requested)."""
+    kind, ray_address = (config.executor, config.ray_address) if config is not None else ("thread", None)
+    if workers is None:
+        workers = config.workers if config is not None else 1
+    if step_cap is None and config is not None:
+        step_cap = config.step_cap
+    return make_executor(kind, ray_address=ray_address, benchmark=benchmark, program=program, lm=lm, policy=policy,
+                         workers=workers, step_cap=step_cap_for(benchmark, step_cap), run_dir=run_dir,
+                         progress=progress, console=console, keep_traces=keep_traces, label=label,
+                         policy_for_task=policy_for_task)
 
 
 def import_ray():

@@ -16,9 +16,9 @@ from typing import Any
 
 from rich.console import Console
 
-from nlgrad.methods.base import executor_for
 from nlgrad.runtime.executor import RunResult
 from nlgrad.runtime.protocols import step_cap_for
+from nlgrad.runtime.ray_executor import executor_for
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.rundir import RunDir
 from nlgrad.trainer.hf_lm import LearnerLM
@@ -31,7 +31,7 @@ def evaluate_learner_model(learner_model: LearnerModel, *, benchmark: str, split
                            max_tokens_cap: int | None = None, workers: int = 1, console: Console | None = None,
                            progress: bool = False, rule_hooks: dict[str, Any] | None = None) -> RunResult:
     """One ``nlgrad eval``-style run of ``learner_model`` (greedy) on ``n`` tasks of ``split``; ``rule_hooks``: the
-    executor's rule pool and retrieval hook (:func:`~nlgrad.trainer.rule_retrieval.rule_pool_hooks`)."""
+    executor's rule pool and retrieval hook (:func:`~nlgrad.runtime.rule_retrieval.rule_pool_hooks`)."""
     bench = load_benchmark(benchmark)
     prog = load_program(program or bench.default_program, benchmark=bench)
     tasks = bench.tasks(split, n)

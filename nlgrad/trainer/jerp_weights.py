@@ -1,7 +1,10 @@
 """JERP's weight half: the companion trainer takes a weight step on the trajectories each JERP iteration reads.
 
 ``nlgrad optimize --method jerp --method-option trainer=trainer.toml`` (or an inline JSON table,
-``trainer={"model": "tiny", "lr": 0.001}``) gives :class:`~nlgrad.methods.jerp.JERP` a :class:`TrainerWeightLearner`.
+``trainer={"model": "tiny", "lr": 0.001}``): JERP keeps the options and the trainer injects a
+:class:`TrainerWeightLearner` built from them (``nlgrad optimize`` sets it as JERP's ``weight_learner``; JERP's
+:class:`~nlgrad.methods.jerp.WeightLearner` seam is a protocol, so neither side imports the other). This module needs
+the extra ``train`` (torch) and is imported only for such a run.
 The TOML holds :class:`~nlgrad.trainer.config.TrainConfig` options (``model``, ``method``, ``lora``, ``lr``,
 ``group_size``, ``kl_coef``, ...; at the top level or in a ``[trainer]`` table, so an nlgrad config file can carry
 it). What the optimize run already decides is not set there (see ``SET_BY_RUN``).
@@ -43,11 +46,26 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import torch
 from pydantic import ValidationError
+from rich.console import Console
 
 from nlgrad.errors import ConfigError, NlgradError
+from nlgrad.files import read_jsonl
+from nlgrad.journal import append_line
+from nlgrad.lm.structured import parse_structured
+from nlgrad.runtime.executor import RunResult, TaskResult, summarize
+from nlgrad.runtime.ray_executor import executor_for
+from nlgrad.runtime.rundir import RunDir
+from nlgrad.runtime.split_guard import guard_not_test
+from nlgrad.runtime.trace import Trace
 from nlgrad.trainer.config import TrainConfig
+from nlgrad.trainer.env_states import RecordingBenchmark
 from nlgrad.trainer.estimators import ESTIMATORS
+from nlgrad.trainer.evaluation import save_merged
+from nlgrad.trainer.hf_lm import LearnerLM, SampledTurn
+from nlgrad.trainer.loop import Trainer
+from nlgrad.trainer.rollout import EpisodeRollout, align_turns, episode_states
 
 OPTION = "--method-option trainer"
 # TrainConfig options that the optimize run decides: where each one comes from.
@@ -156,8 +174,6 @@ class AgentOverride:
     def structured(self, role: str, messages: list[dict[str, str]], schema, **kwargs: Any):
         if role != "agent":
             return self.base.structured(role, messages, schema, **kwargs)
-        from nlgrad.lm.structured import parse_structured
-
         return parse_structured(self, role, messages, schema, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
@@ -187,17 +203,6 @@ class TrainerWeightLearner:
         if ws.config.executor != "thread":
             raise ConfigError("JERP's weight half runs its model in this process; use the thread executor",
                               field="--executor", value=ws.config.executor)
-        try:
-            import torch  # noqa: F401
-            import transformers  # noqa: F401
-        except ImportError as exc:
-            raise ConfigError(f"JERP's weight half needs the optional extra: pip install 'nlgrad[train]' "
-                              f"({exc.name} is missing)", field=OPTION) from None
-        from rich.console import Console
-
-        from nlgrad.trainer.hf_lm import LearnerLM
-        from nlgrad.trainer.loop import Trainer
-
         config = trainer_config(self.options, ws.config)
         self.console = self.console or Console(stderr=True)
         self.trainer = Trainer(config, ws.work_dir / "weights", learner_model=self.learner_model, console=self.console,
@@ -219,13 +224,6 @@ class TrainerWeightLearner:
         """Play each of ``tasks`` G times with the trained model (sampling) and the workspace's pool and retrieval
         hook, into ``iter-NNNN/<label>/``; returns ``(RunResult, the rollout tasks)`` for JERP. Episodes already
         there (a resumed iteration) are read back with their sampled turns."""
-        from nlgrad.journal import append_line
-        from nlgrad.methods.base import executor_for, guard_not_test
-        from nlgrad.runtime.executor import RunResult, TaskResult, summarize
-        from nlgrad.runtime.rundir import RunDir
-        from nlgrad.runtime.trace import Trace
-        from nlgrad.trainer.env_states import RecordingBenchmark
-
         self._check_iteration(iteration)
         trainer = self.trainer
         copies = guard_not_test(group_copies(tasks, trainer.config.group_size))
@@ -270,8 +268,6 @@ class TrainerWeightLearner:
         return RunResult(results=results, summary=summary, run_dir=run_dir, traces=traces), copies
 
     def _play(self, executor, task, iteration: int):
-        import torch
-
         seed = episode_seed(self.trainer.config.seed, iteration, task.id)
         random.seed(seed)
         torch.manual_seed(seed)
@@ -283,8 +279,6 @@ class TrainerWeightLearner:
 
     @staticmethod
     def _episode(task, result, trace, sampled, states):
-        from nlgrad.trainer.rollout import EpisodeRollout, align_turns, episode_states
-
         original = dataclasses.replace(task, id=task.meta["rollout_of"])
         observed = episode_states(trace, states)
         return EpisodeRollout(task=original, index=int(task.meta["rollout"]),
@@ -317,8 +311,6 @@ class TrainerWeightLearner:
         with open(trainer.curves_path, "a", encoding="utf-8") as fh:  # a resume truncates it to the checkpoint
             fh.write(json.dumps(record, sort_keys=True) + "\n")
         if iteration == ws.config.iterations:  # before the checkpoint: killed in between, the step is replayed
-            from nlgrad.trainer.evaluation import save_merged
-
             record["final_dir"] = str(save_merged(trainer.learner_model, trainer.out_dir / "final"))
         trainer.save_checkpoint(iteration, iteration=iteration)
         self.done = iteration
@@ -345,9 +337,6 @@ def _turn_record(turn) -> dict[str, Any]:
 
 def _read_turns(path: Path) -> dict[str, tuple[list, list[str]]]:
     """rollout id -> (sampled turns, state keys) from ``turns.jsonl`` (the latest line of a rollout wins)."""
-    from nlgrad.files import read_jsonl
-    from nlgrad.trainer.hf_lm import SampledTurn
-
     out: dict[str, tuple[list, list[str]]] = {}
     if not path.exists():
         return out

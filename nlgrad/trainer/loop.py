@@ -26,10 +26,11 @@ from rich.console import Console
 
 from nlgrad.errors import ConfigError
 from nlgrad.files import write_json_atomic
-from nlgrad.methods.base import executor_for
-from nlgrad.methods.strategies.sampler import SeededMinibatchSampler
 from nlgrad.runtime.protocols import step_cap_for
+from nlgrad.runtime.ray_executor import executor_for
 from nlgrad.runtime.registry import load_benchmark, load_program
+from nlgrad.runtime.rule_retrieval import rule_pool_hooks
+from nlgrad.runtime.sampler import SeededMinibatchSampler
 from nlgrad.trainer import checkpoint as ckpt
 from nlgrad.trainer.actguide import guide_zero_groups
 from nlgrad.trainer.advantages_tigpo import TaskHistory, revisit_slots, revisit_tasks
@@ -39,12 +40,12 @@ from nlgrad.trainer.config import TrainConfig
 from nlgrad.trainer.credit import InfoGainScorer, assign_advantages, question_and_gold
 from nlgrad.trainer.env_states import RecordingBenchmark, StateLog
 from nlgrad.trainer.estimators import get_estimator
+from nlgrad.trainer.evaluation import evaluate_learner_model, save_merged
 from nlgrad.trainer.gold_plans import plan_source_for
 from nlgrad.trainer.hf_lm import LearnerLM
 from nlgrad.trainer.loss import ppo_clip_loss
 from nlgrad.trainer.learner_model import LearnerModel, load_learner_model
 from nlgrad.trainer.rollout import EpisodeRollout, Turn, collect_groups
-from nlgrad.trainer.rule_retrieval import rule_pool_hooks
 
 
 @dataclass
@@ -344,8 +345,6 @@ class Trainer:
         return outcome
 
     def _evaluate(self, split: str, n: int, run_dir: Path | None, progress: bool = False):
-        from nlgrad.trainer.evaluation import evaluate_learner_model
-
         cfg = self.config
         return evaluate_learner_model(
             self.learner_model, benchmark=cfg.benchmark, split=split, n=n, program=cfg.program,
@@ -357,8 +356,6 @@ class Trainer:
 
     def finish(self, outcome: TrainOutcome, *, save_final: bool = True, progress: bool = False) -> TrainOutcome:
         """Save the merged model; evaluate it in-process on ``eval_n`` dev and ``test_n`` test tasks."""
-        from nlgrad.trainer.evaluation import save_merged
-
         cfg = self.config
         if save_final:
             outcome.final_dir = save_merged(self.learner_model, self.out_dir / "final")

@@ -9,7 +9,7 @@ import pytest
 from fake_lm import EchoProgram, UpperCaseBenchmark, agent_reply, install_fake_lm, serve_toy
 
 from nlgrad.methods.base import OptimizeConfig
-from nlgrad.methods.rule_retrieval import Retriever, RetrievingPolicy, TaskPolicy, rank_rules, task_query
+from nlgrad.runtime.rule_retrieval import Retriever, RetrievingPolicy, TaskPolicy, rank_rules, task_query
 from nlgrad.optimize import run_optimize
 from nlgrad.policy import PolicyMemory, PolicyStore
 from nlgrad.runtime.executor import Executor

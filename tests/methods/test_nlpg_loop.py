@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from nlgrad.methods.base import OptimizeConfig, TestSplitLeak, guard_not_test
+from nlgrad.methods.base import OptimizeConfig
+from nlgrad.runtime.split_guard import TestSplitLeak, guard_not_test
 from nlgrad.methods.budget import Budget, parse_duration
 from nlgrad.optimize import run_optimize
 from nlgrad.policy import PolicyStore

@@ -224,7 +224,7 @@ def test_successive_runs_reuse_workers_but_use_each_runs_policy(ray_local, serve
 def test_policy_for_task_hook_travels_to_workers_for_that_run_only(ray_local, server, tmp_path):
     """The executor's per-task policy hook (JERP's retrieval) runs on the worker, once per task, and is not kept
     by the cached worker executor for the next run."""
-    from nlgrad.methods.rule_retrieval import Retriever
+    from nlgrad.runtime.rule_retrieval import Retriever
     from nlgrad.text.embeddings import LexicalEmbedder
     from nlgrad.policy import PolicyMemory
 

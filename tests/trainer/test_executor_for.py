@@ -1,6 +1,7 @@
 """The trainer builds its executors with the shared ``executor_for`` and the shared step-cap fallback."""
 
-from nlgrad.methods.base import OptimizeConfig, executor_for
+from nlgrad.methods.base import OptimizeConfig
+from nlgrad.runtime.ray_executor import executor_for
 from nlgrad.runtime.executor import Executor
 from nlgrad.trainer.env_states import RecordingBenchmark, StateLog
 

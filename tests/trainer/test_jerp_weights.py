@@ -1,5 +1,5 @@
 """JERP's weight half (nlgrad/trainer/jerp_weights.py): trainer options, rollout groups, the seam's weight step,
-the agent override, and the trainer's resume of a run written before options were added. No torch needed here
+the agent override, and the trainer's resume of a run written before options were added. No model is loaded here
 (the tiny-model runs are in test_jerp_weights_smoke.py)."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from nlgrad.lm.client import Completion
 from nlgrad.lm.ledger import Ledger
 from nlgrad.methods.base import OptimizeConfig
 from nlgrad.methods.jerp import JERP, _distinct_tasks_first
+from nlgrad.optimize import inject_weight_learner
 from nlgrad.runtime.executor import TaskResult
 from nlgrad.runtime.protocols import Task
 from nlgrad.trainer.advantages import grpo_advantages
@@ -69,13 +70,17 @@ def test_jerp_trainer_option_checks_early_and_is_a_method_option():
 
     assert check_method_options("jerp", {"trainer": {"model": "tiny"}}) == {"trainer": {"model": "tiny"}}
     assert check_method_options("jerp", {"trainer": "t.toml"}) == {"trainer": "t.toml"}
-    jerp = JERP(trainer={"model": "tiny"})
+    jerp = JERP(trainer={"model": "tiny"})  # JERP keeps the options; the trainer's learner is injected by the run
+    assert jerp.trainer_options == {"model": "tiny"} and jerp.weight_learner is None and not jerp.own_agent
+    inject_weight_learner(jerp)
     assert isinstance(jerp.weight_learner, TrainerWeightLearner) and jerp.own_agent
     assert not JERP().own_agent
     with pytest.raises(ConfigError, match="tasks_per_step"):
-        JERP(trainer={"model": "tiny", "tasks_per_step": 2})
+        inject_weight_learner(JERP(trainer={"model": "tiny", "tasks_per_step": 2}))
     with pytest.raises(ValueError, match="not both"):
         JERP(trainer={"model": "tiny"}, weight_learner=SimpleNamespace(on_batch=None))
+    with pytest.raises(ConfigError, match="injects"):  # used on its own, the trainer option says what is missing
+        JERP(trainer={"model": "tiny"}).setup(SimpleNamespace())
 
 
 # ------------------------------------------------------------------------------------------------ rollouts

@@ -8,7 +8,7 @@ from nlgrad.errors import ConfigError
 from nlgrad.policy.memory import PolicyMemory
 from nlgrad.policy.schema import PolicyEntry
 from nlgrad.policy.store import PolicyStore
-from nlgrad.trainer.rule_retrieval import rule_pool_hooks
+from nlgrad.runtime.rule_retrieval import rule_pool_hooks
 
 RULE = "Always take the coin as soon as you see it."
 

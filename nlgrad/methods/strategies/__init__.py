@@ -1,9 +1,8 @@
-"""Swappable strategies behind small protocols (after GEPA's ``strategies/``): acceptance gate, batch sampler,
-validation task selector."""
+"""Swappable strategies behind small protocols (after GEPA's ``strategies/``): acceptance gate and validation task
+selector. The batch sampler is the runtime's (:mod:`nlgrad.runtime.sampler`: the companion trainer draws with it too)."""
 
 from nlgrad.methods.strategies.acceptance import AcceptanceGate, GateDecision, PairedImprovementGate
-from nlgrad.methods.strategies.sampler import BatchSampler, SeededMinibatchSampler
 from nlgrad.methods.strategies.validation import FirstDevTasks, ReachedDevTasks, ValidationTasks
 
-__all__ = ["AcceptanceGate", "GateDecision", "PairedImprovementGate", "BatchSampler", "SeededMinibatchSampler",
-           "ValidationTasks", "FirstDevTasks", "ReachedDevTasks"]
+__all__ = ["AcceptanceGate", "GateDecision", "PairedImprovementGate", "ValidationTasks", "FirstDevTasks",
+           "ReachedDevTasks"]

@@ -1,7 +1,8 @@
 """Rule retrieval: each task sees only the top-``k`` rules per route of a rule pool (a :class:`PolicyMemory`).
 
-Used by JERP (:mod:`nlgrad.methods.jerp`) for its rollouts, gate and test, and by the companion trainer's
-``--rules`` (:mod:`nlgrad.trainer.rule_retrieval`) for the prompts it trains on. Rules are ranked by embedding
+Used by JERP (:mod:`nlgrad.methods.jerp`) for its rollouts, gate and test, by ``nlgrad eval`` for a policy whose
+``selection`` is ``retrieval``, and by the companion trainer's ``--rules`` (:func:`rule_pool_hooks`) for the prompts
+it trains on. Rules are ranked by embedding
 similarity between the task's query and the rule plus a small utility bonus, once at the task's first prompt, and
 stay fixed for the episode; what was retrieved is recorded in the trace (``graph["jerp"]``, and on each module
 call's node as the entries it was shown). The ranking is the policy layer's
@@ -9,16 +10,17 @@ call's node as the entries it was shown). The ranking is the policy layer's
 ``nlgrad eval`` use for a policy whose ``selection`` is ``retrieval`` (:func:`retrieval_selection`), so a rule pool
 applies to a deployed prompt as it did in JERP's runs.
 
-This module imports neither JERP nor the trainer, so both can import it.
+The runtime owns it because several layers use it: it imports neither JERP nor the trainer.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
+from nlgrad.errors import ConfigError
 from nlgrad.policy import PolicyMemory
 from nlgrad.policy.relevance import RetrievalSelector
-from nlgrad.policy.relevance import retrieval_text as rule_text  # noqa: F401  (re-exported: JERP's name)
 from nlgrad.policy.schema import PolicyEntry, Selection
 from nlgrad.runtime.protocols import Task
 from nlgrad.runtime.trace import Trace
@@ -132,3 +134,15 @@ class Retriever:
 def retrieved_ids(trace: Trace | None) -> list[str]:
     info = trace.graph.graph.get("jerp", {}) if trace is not None else {}
     return [i for ids in (info.get("retrieved") or {}).values() for i in ids]
+
+
+def rule_pool_hooks(rules: str | None, *, k: int = 4, embedder: str = "lexical") -> dict[str, Any]:
+    """The companion trainer's ``--rules``: ``{"policy": PolicyMemory, "policy_for_task": Retriever}`` for
+    :class:`~nlgrad.runtime.executor.Executor` (the latest version of the policy directory ``rules``, or one policy
+    file), or ``{}`` without rules. The pool is read-only there (the trainer never edits rules); the embedder defaults
+    to ``lexical`` (deterministic, no extra dependency), so a resume retrieves the same rules."""
+    if not rules:
+        return {}
+    if not Path(rules).exists():
+        raise ConfigError("the rule pool does not exist", field="--rules", value=rules)
+    return {"policy": PolicyMemory.load(rules), "policy_for_task": Retriever(load_embedder(embedder), k=k)}

@@ -1,4 +1,6 @@
-"""Batch samplers: which training tasks an iteration rolls out."""
+"""Batch samplers: which training tasks an iteration (an optimize run's) or a step (the companion trainer's) rolls
+out. Both draw with :class:`SeededMinibatchSampler` by default, so a trainer run and an optimize run with one seed
+see the same batches; a method may swap in its own :class:`BatchSampler` (``run_optimize(sampler=...)``)."""
 
 from __future__ import annotations
 
