@@ -92,7 +92,9 @@ def optimize_cmd(
     step_cap: Optional[int] = typer.Option(None, "--step-cap", show_default=False,
                                            help="Max environment steps per task (default: the "
                                                 "benchmark's; interactive: 20)."),
-    min_support: int = typer.Option(2, "--min-support", help="Distinct traces a correction needs."),
+    min_support: Optional[int] = typer.Option(None, "--min-support", show_default=False,
+                                              help="Distinct traces a correction needs (nlpg, langmarl; default 2): "
+                                                   "the same as --method-option min_support=N."),
     margin: float = typer.Option(0.02, "--margin", help="Gate: required mean paired improvement."),
     gate_min_wins: int = typer.Option(2, "--gate-min-wins",
                                       help="Gate: validation tasks the candidate must win (all, if fewer)."),
@@ -125,12 +127,13 @@ def optimize_cmd(
     from nlgrad.methods.options import parse_method_options
     from nlgrad.optimize import resolve_config, run_optimize
 
-    options = parse_method_options(method_option, method=method)  # bad options fail before any model is touched
+    shorthand = [f"min_support={min_support}"] if min_support is not None else []  # an option of the method's
+    options = parse_method_options(shorthand + method_option, method=method)  # bad ones fail before any model runs
     settings = benchmark_agent(learning_settings_from_options(config, lm, critic_lm, no_cache, cache_dir, runs_dir),
                                benchmark, lm)
     opt = validated(resolve_config, method=method, benchmark=benchmark, program=program, iterations=iterations,
                     batch=batch, val=val, test_n=test_n, seed=seed, workers=workers, step_cap=step_cap,
-                    min_support=min_support, margin=margin, gate_min_wins=gate_min_wins,
+                    margin=margin, gate_min_wins=gate_min_wins,
                     gate_require_ci=gate_require_ci, gate_validation=gate_validation,
                     init_policy=str(init_policy) if init_policy else None, executor=executor, ray_address=ray_address, method_options=options)
     budget = Budget(calls=budget_calls, tokens=budget_tokens, usd=budget_usd, time_s=parse_duration(budget_time))

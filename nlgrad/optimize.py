@@ -27,8 +27,9 @@ from nlgrad.lm.client import LM, check_models
 from nlgrad.lm.ledger import Ledger
 from nlgrad.methods.base import IterationRecord, OptimizeConfig, OptimizeState, Workspace
 from nlgrad.methods.budget import Budget
+from nlgrad.methods.estimate import RunShape, iteration_calls
 from nlgrad.methods.options import check_method_options
-from nlgrad.methods.registry import load_method
+from nlgrad.methods.registry import load_method, method_class
 from nlgrad.methods.strategies.acceptance import AcceptanceGate, GateDecision
 from nlgrad.policy import PolicyMemory, PolicyStore
 from nlgrad.runlock import RunLock
@@ -67,7 +68,8 @@ def resolve_config(**values: Any) -> OptimizeConfig:
         elif key != "step_cap":
             values.pop(key, None)
     if values.get("method_options"):
-        values["method_options"] = check_method_options(values.get("method", "nlpg"), values["method_options"])
+        method = values.get("method") or OptimizeConfig.model_fields["method"].default
+        values["method_options"] = check_method_options(method, values["method_options"])
     return OptimizeConfig(**values)
 
 
@@ -159,23 +161,22 @@ def _reconcile(state: OptimizeState, store: PolicyStore, work_dir: Path) -> None
 
 
 def estimate(config: OptimizeConfig, benchmark, program) -> dict[str, Any]:
-    """A rough, labeled estimate of LM calls for --dry-run (real numbers come from the ledger)."""
-    routes = max(1, len(program.routes))
+    """A rough, labeled estimate of LM calls for --dry-run (real numbers come from the ledger): the method's own
+    estimate of an iteration (:mod:`nlgrad.methods.estimate`) times the iterations, plus the final test."""
     interactive = getattr(benchmark, "kind", "static") == "interactive"
     step_cap = step_cap_for(benchmark, config.step_cap)
-    per_rollout = (step_cap or 20) / 2 if interactive else routes
-    diagnosed = min(config.batch, config.max_diagnose) + config.contrast_successes
-    critic_per_trace = 1 + (routes if interactive else routes)
-    per_iter = {"agent (rollouts)": config.batch * per_rollout,
-                "agent (gate: candidate vs current)": 2 * config.val * per_rollout,
-                "critic": diagnosed * critic_per_trace, "optimizer": routes}
+    routes = max(1, len(program.routes))
+    shape = RunShape(iterations=config.iterations, batch=config.batch, val=config.val, test_n=config.test_n,
+                     routes=routes, calls_per_rollout=(step_cap or 20) / 2 if interactive else routes)
+    per_iter, missing = iteration_calls(method_class(config.method), config.method_options, shape)
     total = {k: int(v * config.iterations) for k, v in per_iter.items()}
-    total["agent (final test eval: initial + final)"] = int(2 * config.test_n * per_rollout)
+    total["agent (final test eval: initial + final)"] = int(shape.rollouts(2 * config.test_n))
     settings = {"method": config.method, "iterations": config.iterations, "batch": config.batch, "val": config.val,
                 "test_n": config.test_n, "step_cap": step_cap if interactive else None,
                 "method_options": config.method_options}
+    note = "upper-bound estimate; cached calls cost nothing and the gate reuses cached current-policy runs"
     return {"calls": total, "total_calls": sum(total.values()), "settings": settings,
-            "note": "upper-bound estimate; cached calls cost nothing and the gate reuses cached current-policy runs"}
+            "note": f"{note}; {missing}" if missing else note}
 
 
 def run_optimize(config: OptimizeConfig, settings: Settings, out: Path, *, budget: Budget | None = None,
@@ -216,7 +217,7 @@ def inject_weight_learner(method) -> None:
     if options is None or getattr(method, "weight_learner", None) is not None:
         return
     try:
-        from nlgrad.trainer.jerp_weights import TrainerWeightLearner
+        from nlgrad.trainer.weight_learner import TrainerWeightLearner
     except ImportError as exc:
         if exc.name not in ("torch", "transformers", "peft"):
             raise

@@ -115,9 +115,10 @@ def run_replay(replay: Path, lm: LM) -> tuple[list[Any], dict[str, Any]]:
                if line.strip()]
     traces = {p.stem: Trace.load(p) for p in (rollouts / "traces").glob("*.json")}
     traces = {t.task_id: t for t in traces.values()}
+    options = {**config, **config.get("method_options", {})}  # runs before NLPG's options moved kept them at the top
     nlpg = NLPG()
-    _, records, _ = nlpg.critique(lm, results, traces, max_diagnose=config.get("max_diagnose", 6),
-                                  contrast=config.get("contrast_successes", 1))
+    _, records, _ = nlpg.critique(lm, results, traces, max_diagnose=options.get("max_diagnose", 6),
+                                  contrast=options.get("contrast_successes", 1))
     instructions = {route: route_instructions(program, route) for route in program.routes}
     candidates, _ = nlpg.propose_corrections(lm, records, PolicyMemory(program=program.name), instructions, {})
     outputs = {"feedback": sorted(r.feedback for r in records), "proposals": sorted(c.text for c in candidates)}

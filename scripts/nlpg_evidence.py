@@ -42,7 +42,8 @@ def main() -> int:
     name = args.benchmark.replace("/", "-") + "-nlpg"
     out = ROOT / "policies" / name
     config = resolve_config(benchmark=args.benchmark, method="nlpg", iterations=args.iterations, batch=args.batch,
-                            val=args.val, test_n=0, step_cap=args.step_cap, min_support=args.min_support)
+                            val=args.val, test_n=0, step_cap=args.step_cap,
+                            method_options={"min_support": args.min_support})
     cap = f" --step-cap {config.step_cap}" if config.step_cap else ""
     critic = f" --critic-lm {args.critic_lm}" if args.critic_lm else ""
     opt_cmd = (f"nlgrad optimize --method nlpg --benchmark {args.benchmark} --iterations {args.iterations} "

@@ -10,6 +10,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
+    from nlgrad.methods import COMPARE_DEFAULT
     from nlgrad.cli_common import (CacheDirOpt, ConfigOpt, CriticOpt, LmOpt, NoCacheOpt, benchmark_agent, err,
                                    handles_errors, learning_settings_from_options, out, stops_cleanly, validated)
 
@@ -18,10 +19,7 @@ def register(app: typer.Typer) -> None:
     @stops_cleanly
     def compare_cmd(
         benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark id, e.g. twx/coin."),
-        methods: str = typer.Option("none,human,nlpg", "--methods",
-                                    help="Comma-separated: none, human, fixed (--method-option fixed.policy=PATH), "
-                                         "nlpg, langmarl, dmrl, jerp, gepa, miprov2, bootstrap_fewshot, textgrad, "
-                                         "grpo... (external)."),
+        methods: str = typer.Option(",".join(COMPARE_DEFAULT), "--methods", help=_methods_help()),
         budget_rollouts: int = typer.Option(..., "--budget-rollouts", help="Rollouts each optimizer may use."),
         seeds: int = typer.Option(3, "--seeds", help="Seeds per method (0..N-1)."),
         only_seeds: Optional[str] = typer.Option(
@@ -44,21 +42,21 @@ def register(app: typer.Typer) -> None:
                  "tasks)."),
         method_option: list[str] = typer.Option(
             [], "--method-option", metavar="METHOD.NAME=VALUE",
-            help="An option of one of --methods (repeatable), e.g. --method-option jerp.k=3 --method-option "
-                 "gepa.reflection_minibatch_size=2. VALUE is JSON when it parses (3, 0.5, true, null, [\"a\"]), "
-                 "else a string. Unknown names are an error that lists the method's options."),
+            help="An option of one of --methods (repeatable): NAME is a constructor argument of METHOD, or a trainer "
+                 "option of a trainer row (e.g. train:gigpo.model=PATH). VALUE is JSON when it parses (3, 0.5, true, "
+                 "null, [\"a\"]), else a string. Unknown names are an error that lists the method's options."),
         lm: Optional[str] = LmOpt, critic_lm: Optional[str] = CriticOpt, config: Optional[Path] = ConfigOpt,
         no_cache: bool = NoCacheOpt, cache_dir: Optional[Path] = CacheDirOpt,
     ):
         """Run every method on the same agent, budget, seeds and test split; write a table, plots and report.html."""
         import time
 
-        from nlgrad.compare.harness import CompareConfig, Harness
+        from nlgrad.compare.harness import CompareConfig, Harness, check_options
         from nlgrad.compare.table import to_rich
         from nlgrad.methods.options import parse_compare_options
 
         names = [m.strip() for m in methods.split(",") if m.strip()]
-        options = parse_compare_options(method_option, methods=names)  # fails before any model is touched
+        options = parse_compare_options(method_option, methods=names, check=check_options)  # before any model
         settings = benchmark_agent(learning_settings_from_options(config, lm, critic_lm, no_cache, cache_dir, None),
                                    benchmark, lm)
         cfg = validated(CompareConfig, benchmark=benchmark, methods=names, budget_rollouts=budget_rollouts,
@@ -86,6 +84,15 @@ def register(app: typer.Typer) -> None:
 
         written = render_run_report(path, out_file)
         out.print(f"report: {written}", soft_wrap=True)
+
+
+def _methods_help() -> str:
+    """``--methods``' help, from the registries: the text methods, then the companion trainer's rows."""
+    from nlgrad.methods.registry import method_names
+    from nlgrad.trainer.estimators import compare_rows
+
+    return (f"Comma-separated: {', '.join(method_names())}; trainer rows {', '.join(compare_rows())} (weights; "
+            "--method-option train:NAME.model=PATH, extra 'train').")
 
 
 def _seed_list(text: str | None) -> list[int] | None:

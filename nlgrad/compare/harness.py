@@ -8,6 +8,12 @@ writes ``record.json`` and is skipped by a rerun of the same command; an interru
 loop's own resume, the executor's ``results.jsonl`` and the LM cache). ``only_seeds`` runs a subset of the seeds
 (outputs then cover those seeds only). A method that cannot run here (a missing library, a benchmark without a
 human policy) becomes a row that says why, and the comparison goes on.
+
+What a method needs it declares on its class, and the harness reads it (:func:`optimize_config`): ``one_shot = True``
+(run once: iterations=1; the others iterate until the budget is spent), ``budget_option = "NAME"`` (told the
+rollout budget directly) and ``starting_policy(options, benchmark)`` (the run starts from that policy). A row named
+``train:<method>`` (the companion trainer's registry, :data:`nlgrad.trainer.estimators.COMPARE_PREFIX`) trains
+weights instead (:mod:`nlgrad.trainer.compare_row`) and is read back from its ``external.json``.
 """
 
 from __future__ import annotations
@@ -22,22 +28,21 @@ from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 
 from nlgrad.compare.metering import GrossLedgerFile, RunBudget, metered_optimize_lm
-from nlgrad.compare.results import (CompareResults, SeedRecord, count_rollouts, learning_curve, read_external,
-                                    seed_dir)
+from nlgrad.compare.results import (EXTERNAL_NAME, CompareResults, SeedRecord, count_rollouts, learning_curve,
+                                    read_external, seed_dir)
 from nlgrad.config import Settings
 from nlgrad.errors import ConfigError
 from nlgrad.files import write_json_atomic
 from nlgrad.interrupt import Interrupted
 from nlgrad.lm.client import LM
 from nlgrad.methods.base import OptimizeConfig
+from nlgrad.methods.options import check_method_options
 from nlgrad.methods.registry import method_class
 from nlgrad.runtime.ray_executor import executor_for
 from nlgrad.runtime.registry import load_benchmark, load_program
 from nlgrad.runtime.rundir import RunDir
-
-# A method declares `one_shot = True` to run once (iterations=1; the others iterate until the budget is spent) and
-# `budget_option = "NAME"` to be told the rollout budget directly.
-EXTERNAL_PREFIXES = ("grpo",)  # rows read from the companion trainer's results
+from nlgrad.trainer.compare_row import check_row_options, row_config, run_row
+from nlgrad.trainer.estimators import COMPARE_PREFIX
 
 
 class CompareConfig(BaseModel):
@@ -63,8 +68,15 @@ class CompareConfig(BaseModel):
         return self.model_dump(mode="json", exclude={"methods", "seeds", "workers"})
 
 
-def is_external(method: str) -> bool:
-    return method.startswith(EXTERNAL_PREFIXES)
+def is_trainer_row(method: str) -> bool:
+    """Whether ``method`` names a companion-trainer row (``train:<method>``) rather than a text method."""
+    return method.startswith(COMPARE_PREFIX)
+
+
+def check_options(method: str, options: dict[str, Any]) -> dict[str, Any]:
+    """A row's ``--method-option``s, checked: a trainer row's against the trainer's options, a text method's against
+    its constructor (:func:`~nlgrad.methods.options.check_method_options`)."""
+    return check_row_options(method, options) if is_trainer_row(method) else check_method_options(method, options)
 
 
 def _check_settings(out: Path, config: CompareConfig) -> None:
@@ -87,22 +99,12 @@ def _check_settings(out: Path, config: CompareConfig) -> None:
 
 def optimize_config(config: CompareConfig, method: str, seed: int, benchmark) -> OptimizeConfig:
     options = dict(config.method_options.get(method, {}))
-    declared = method_class(method)  # what the method declares: one_shot, budget_option (None: not importable)
+    declared = method_class(method)  # one_shot, budget_option, starting_policy (None: not importable here)
     budget_option = getattr(declared, "budget_option", None)
     if budget_option:
         options.setdefault(budget_option, config.budget_rollouts)
-    init_policy = None
-    if method == "human":
-        from nlgrad.methods.baselines.static import human_policy_path
-
-        init_policy = str(human_policy_path(benchmark))
-    elif method == "fixed":
-        from nlgrad.methods.baselines.static import fixed_policy_path
-
-        if "policy" not in options:
-            raise ConfigError("the `fixed` baseline needs the policy it adopts", field="--method-option",
-                              value="fixed.policy=PATH")
-        init_policy = str(fixed_policy_path(options["policy"]))
+    starting_policy = getattr(declared, "starting_policy", None)
+    init_policy = starting_policy(options, benchmark) if starting_policy is not None else None
     one_shot = getattr(declared, "one_shot", False)
     iterations = 1 if one_shot else max(1, math.ceil(config.budget_rollouts / config.batch))
     return OptimizeConfig(method=method, benchmark=config.benchmark, program=config.program, iterations=iterations,
@@ -131,14 +133,10 @@ class Harness:
         done = SeedRecord.load(sd)
         if done is not None and done.ok:
             return done
-        if is_external(method):
-            record = read_external(sd, method, seed) or SeedRecord(
-                method=method, seed=seed, status="missing",
-                reason=f"no companion-trainer result (needs a GPU run; place it at {sd / 'external.json'})")
-            return record
         sd.mkdir(parents=True, exist_ok=True)
+        run = self._train_and_test if is_trainer_row(method) else self._optimize_and_test
         try:
-            record = self._optimize_and_test(method, seed, sd)
+            record = run(method, seed, sd)
         except ConfigError as exc:
             record = SeedRecord(method=method, seed=seed, status="unavailable", reason=str(exc))
         except Exception as exc:  # noqa: BLE001 - one broken method must not stop the comparison
@@ -190,6 +188,16 @@ class Harness:
             accepted=sum(1 for r in state.history if r.accepted), stop_reason=state.stop_reason,
             final_version=outcome.final_version,
             policy={route: memory.render(route) for route in self.program.routes}, policy_dir=str(sd))
+
+    def _train_and_test(self, row: str, seed: int, sd: Path) -> SeedRecord:
+        """A trainer row: its ``external.json`` when one was placed there (a run elsewhere, e.g. on a GPU), else the
+        trainer's run here under ``sd/train/`` on this comparison's budget, seed and test tasks."""
+        if not (sd / EXTERNAL_NAME).exists():
+            config = row_config(row, self.config.method_options.get(row, {}), benchmark=self.config.benchmark,
+                                program=self.config.program, seed=seed, budget_rollouts=self.config.budget_rollouts,
+                                test_n=self.config.test_n, step_cap=self.config.step_cap, workers=self.config.workers)
+            write_json_atomic(sd / EXTERNAL_NAME, run_row(config, sd / "train", console=self.console))
+        return read_external(sd, row, seed)
 
     # ---- everything ------------------------------------------------------------------------------------------
     def run(self) -> CompareResults:

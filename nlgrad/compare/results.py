@@ -19,7 +19,8 @@ Budgets are counted the same way for every method, from files rather than from e
   the number does not depend on which method ran first); ``tokens_spent`` is what reached a model.
 - **$**: litellm's price for those tokens (0 for local models); **wall**: seconds spent optimizing.
 
-External rows (``grpo``-family, from the companion trainer): a file ``DIR/<method>/seed<k>/external.json`` with
+Trainer rows (``train:<method>``, the companion trainer: :mod:`nlgrad.trainer.compare_row` trains one and writes it,
+or ``nlgrad train --external`` on another machine): a file ``DIR/<method>/seed<k>/external.json`` with
 ``{"test": {task_id: score}, "rollouts": int, "tokens": int, "usd": float, "wall_s": float, "policy": str,
 "curve": [[rollouts, val_score], ...], "note": str}`` is read as that seed's record.
 """

@@ -14,13 +14,13 @@ from statistics import fmean
 from typing import Any
 
 from nlgrad.compare.results import SeedRecord
+from nlgrad.methods.registry import declared
 from nlgrad.stats import bootstrap_ci, paired_difference
-
-BASELINE_METHODS = ("none", "human", "fixed", "gepa", "miprov2", "textgrad", "bootstrap_fewshot")
 
 
 def is_baseline(method: str) -> bool:
-    return method in BASELINE_METHODS
+    """Whether ``method`` may be the reference row: its class declares ``reference = True`` (the baselines)."""
+    return bool(declared(method, "reference", False))
 
 
 def per_task_means(records: list[SeedRecord], task_ids: list[str]) -> list[float] | None:

@@ -16,3 +16,4 @@ CATALOG: dict[str, str] = {
     "jerp": "nlgrad.methods.jerp:JERP",
     **BASELINES,
 }
+COMPARE_DEFAULT = ("none", "human", "nlpg")  # nlgrad compare's --methods when none are given

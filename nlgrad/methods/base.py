@@ -44,13 +44,10 @@ class OptimizeConfig(BaseModel):
     seed: int = 0
     workers: int | None = Field(default=None, ge=1)  # None: the agent model's parallelism
     step_cap: int | None = Field(default=None, ge=1)
-    min_support: int = Field(default=2, ge=1)
     margin: float = Field(default=0.02, ge=0.0)
     gate_min_wins: int = Field(default=2, ge=1)
     gate_require_ci: bool | None = None  # None: required from AUTO_CI_MIN_TASKS paired tasks
     gate_validation: Literal["first", "reach"] = "first"  # which dev tasks the gate scores (strategies/validation)
-    contrast_successes: int = Field(default=1, ge=0)
-    max_diagnose: int = Field(default=6, ge=1)
     bounds: PolicyBounds = Field(default_factory=PolicyBounds)
     init_policy: str | None = None
     method_options: dict[str, Any] = Field(default_factory=dict)

@@ -54,6 +54,7 @@ from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.lm.client import LM
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.conditions import lesson_condition, route_inputs
+from nlgrad.methods.estimate import RunShape, loop_calls
 from nlgrad.methods.drpo import DRPOParams, advantage_terms, edit_cost, edit_weight
 from nlgrad.methods.lesson_checks import copied_instance_details, workspace_instance_tokens
 from nlgrad.methods.prompts import method_module
@@ -249,6 +250,17 @@ class DMRL:
         self.embedder_kind, self.editor_per_call = embedder, editor_per_call
         self.editor_temperature = editor_temperature
         self.max_failures, self.routes, self.editor = max_failures, routes, editor
+
+    @classmethod
+    def estimate_calls(cls, options: dict[str, Any], shape: RunShape) -> dict[str, float]:
+        """One iteration (the module docstring's cost): the batch's rollouts, ``ceil(G / editor_per_call)`` editor
+        calls, and the A/B runs of at most G candidates plus the control on ``--val`` tasks (``ab_split="train"``:
+        the batch, whose rollouts are the control); no shared gate."""
+        group = max(1, options["group_size"])
+        on_val = options["ab_split"] == "val"
+        ab = (group + on_val) * (shape.val if on_val else shape.batch)
+        return {**loop_calls(shape, gate=False), "agent (A/B: candidates and control)": shape.rollouts(ab),
+                "optimizer": -(-group // max(1, options["editor_per_call"]))}
 
     def _editor(self, ws: Workspace) -> EditorPolicy:
         """The frozen LM editor by default; an EditorPolicy object; or ``"module:Factory"`` (called with the LM),

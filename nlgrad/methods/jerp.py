@@ -15,7 +15,7 @@
   score, trace path) and an optional :class:`WeightLearner` gets the same records. ``trainer=CONFIG.toml`` (or an
   inline JSON table of trainer options) asks for the companion trainer's: JERP keeps the options
   (``trainer_options``) and the trainer injects its learner (``nlgrad optimize`` sets ``weight_learner`` to a
-  :class:`nlgrad.trainer.jerp_weights.TrainerWeightLearner` before :meth:`JERP.setup`, needs ``nlgrad[train]``;
+  :class:`nlgrad.trainer.weight_learner.TrainerWeightLearner` before :meth:`JERP.setup`, needs ``nlgrad[train]``;
   JERP imports nothing of the trainer). The trained HF model is then the agent, it plays each batch task G times
   (rollouts ``<task>#<g>``), JERP reads those rollouts, and the trainer takes a weight step on the same trajectories
   (advantages from its configured estimator) and checkpoints it under ``run/weights/``, every iteration.
@@ -41,6 +41,7 @@ from typing import Any, Literal, Protocol
 from nlgrad.errors import ConfigError, LMCallError, StructuredOutputError
 from nlgrad.files import write_text_atomic
 from nlgrad.methods.base import Proposal, Workspace
+from nlgrad.methods.estimate import RunShape, loop_calls
 from nlgrad.methods.lesson_checks import lesson_problem, lesson_source, workspace_instance_tokens
 from nlgrad.methods.prompts import method_module
 from nlgrad.methods.rule_pool import (Presence, ReferenceStore, RulePool, apply_pool_update, presence_votes,
@@ -84,7 +85,7 @@ class WeightLearner(Protocol):
     (e.g. to load a model and make it the workspace's agent); ``rollouts(ws, tasks, memory, *, iteration)`` ->
     ``(RunResult, rollout tasks)``, which plays the batch instead of ``ws.rollouts`` (e.g. G rollouts per task by
     the model being trained, so that the trajectories JERP reads are the ones the weights learn from). The
-    companion trainer's implementation is :class:`nlgrad.trainer.jerp_weights.TrainerWeightLearner`."""
+    companion trainer's implementation is :class:`nlgrad.trainer.weight_learner.TrainerWeightLearner`."""
 
     def on_batch(self, records: list[dict[str, Any]], ws: Workspace, iteration: int) -> None: ...
 
@@ -111,6 +112,15 @@ class JERP:
         self.check_lessons = check_lessons
         self.module = method_module("jerp_reflect.j2", "jerp.reflect")
         self.skipped: list[dict[str, str]] = []
+
+    @classmethod
+    def estimate_calls(cls, options: dict[str, Any], shape: RunShape) -> dict[str, float]:
+        """One iteration: the batch's rollouts (G per task with a trainer: its ``group_size``, 4 unless set), at most
+        ``max_reflect`` reflector calls, and the shared gate unless ``gate="none"``."""
+        trainer = options["trainer"]
+        group = (trainer.get("group_size", 4) if isinstance(trainer, dict) else 4) if trainer is not None else 1
+        return {**loop_calls(shape, rollouts=shape.batch * group, gate=options["gate"] != "none"),
+                "optimizer": min(options["max_reflect"], shape.batch * group)}
 
     def setup(self, ws: Workspace) -> None:
         """Called by the optimize loop before any rollout (also on resume): retrieval for every rollout, then the

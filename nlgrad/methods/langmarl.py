@@ -36,6 +36,7 @@ from nlgrad.credit.team import (AgentCredit, GlobalCredit, TeamCredit, agent_rou
 from nlgrad.errors import LMCallError, StructuredOutputError
 from nlgrad.lm.fanout import fan_out
 from nlgrad.methods.base import Proposal, Workspace
+from nlgrad.methods.estimate import RunShape, loop_calls
 from nlgrad.methods.lesson_checks import workspace_instance_tokens
 from nlgrad.methods.nlpg.aggregate import aggregate
 from nlgrad.methods.nlpg.proposals import Candidate
@@ -88,7 +89,10 @@ class LangMARL:
 
     def __init__(self, *, credit_mode: CreditMode = "central_credit", llm_aggregate: bool = True,
                  max_lessons: int = 3, max_messages: int = 10, critic_tokens: int = 512, note_tokens: int = 128,
-                 skip_neutral_successes: bool = True):
+                 skip_neutral_successes: bool = True, min_support: int = 2):
+        if min_support < 1:
+            raise ValueError(f"min_support must be at least 1, got {min_support}")
+        self.min_support = min_support  # distinct traces an agent's lesson needs (nlgrad optimize --min-support)
         if credit_mode not in ("central_credit", "central_global"):
             raise ValueError(f"credit_mode must be central_credit or central_global, got {credit_mode!r}")
         self.credit_mode, self.llm_aggregate, self.max_lessons = credit_mode, llm_aggregate, max_lessons
@@ -187,6 +191,15 @@ class LangMARL:
         return out
 
     # ---- one iteration -----------------------------------------------------------------------------------------
+    @classmethod
+    def estimate_calls(cls, options: dict[str, Any], shape: RunShape) -> dict[str, float]:
+        """One iteration (see the module docstring; one agent per route assumed): the batch's rollouts and the shared
+        gate, a central critic call per rollout, at most one gradient call per rollout and agent, and one aggregation
+        call per agent with ``llm_aggregate``."""
+        agents = shape.routes
+        return {**loop_calls(shape), "critic": shape.batch,
+                "optimizer": shape.batch * agents + (agents if options["llm_aggregate"] else 0)}
+
     def propose(self, ws: Workspace, memory: PolicyMemory, iteration: int) -> Proposal:
         cfg = ws.config
         routes = agent_routes(ws.program)
@@ -219,7 +232,7 @@ class LangMARL:
         candidate, report_all, all_ops, agg_out = memory, UpdateReport(), [], {}
         for agent, agent_notes in notes.items():
             cands = self.candidates(ws, agent, positions.get(agent, ""), agent_notes)
-            ops, agg = aggregate(cands, min_support=cfg.min_support, instance_specific=specific, iteration=iteration,
+            ops, agg = aggregate(cands, min_support=self.min_support, instance_specific=specific, iteration=iteration,
                                  instructions=instructions)
             ops = [op.model_copy(update={"reason": op.reason.replace("NLPG", f"LangMARL agent {agent}")})
                    for op in ops]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 import json
 import typing
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
@@ -136,8 +136,11 @@ def parse_method_options(items: Iterable[str], *, method: str) -> dict[str, Any]
     return check_method_options(method, options)
 
 
-def parse_compare_options(items: Iterable[str], *, methods: list[str]) -> dict[str, dict[str, Any]]:
-    """``compare``: ``METHOD.NAME=VALUE`` for one of ``methods``, checked per method; last one wins."""
+def parse_compare_options(items: Iterable[str], *, methods: list[str],
+                          check: Callable[[str, dict[str, Any]], dict[str, Any]] = check_method_options,
+                          ) -> dict[str, dict[str, Any]]:
+    """``compare``: ``METHOD.NAME=VALUE`` for one of ``methods``, checked per method by ``check`` (default: against
+    the method's constructor; ``nlgrad compare`` also checks its trainer rows' options); last one wins."""
     out: dict[str, dict[str, Any]] = {}
     for item in items:
         prefix, name, value = split_option(item)
@@ -148,4 +151,4 @@ def parse_compare_options(items: Iterable[str], *, methods: list[str]) -> dict[s
             raise MethodOptionError(f"this option is for method {prefix!r}, which is not in --methods "
                                     f"({', '.join(methods)})", field=FLAG, value=item)
         out.setdefault(prefix, {})[name] = value
-    return {method: check_method_options(method, options) for method, options in out.items()}
+    return {method: check(method, options) for method, options in out.items()}

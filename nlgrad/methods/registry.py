@@ -66,6 +66,16 @@ def method_class(name: str) -> type | None:
         return None
 
 
+def declared(name: str, attribute: str, default: Any = None) -> Any:
+    """What the method ``name`` declares on its class (``one_shot``, ``budget_option``, ``reference``, ...);
+    ``default`` when ``name`` is no method here (a trainer row, an unknown name) or cannot be imported."""
+    try:
+        cls = method_class(name)
+    except ConfigError:
+        return default
+    return getattr(cls, attribute, default) if cls is not None else default
+
+
 def load_method(name: str, options: dict[str, Any]):
     """An instance of the method ``name`` built with ``options`` as keyword arguments."""
     return import_method_class(name)(**options)

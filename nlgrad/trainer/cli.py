@@ -75,7 +75,7 @@ def _general_options(
     val_n: int = typer.Option(0, "--val-n", help="Dev tasks evaluated every --val-every steps (curve)."),
     val_every: int = typer.Option(0, "--val-every", help="Steps between validation evaluations (0: off)."),
     external: Optional[Path] = typer.Option(None, "--external", help="Write nlgrad compare's external.json "
-                                            "row here (e.g. DIR/grpo/seed0/external.json); needs --test-n."),
+                                            "row here (e.g. DIR/train:grpo/seed0/external.json); needs --test-n."),
     eval_step_cap: Optional[int] = typer.Option(None, "--eval-step-cap", help="Step cap of the evaluation."),
     program: Optional[str] = typer.Option(None, "--program", help="Agent program (default: the benchmark's)."),
 ):

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
+from nlgrad.errors import ConfigError
 from nlgrad.trainer.estimators import METHODS, estimator_options, get_estimator, methods_declaring
 
 # Fields that may change between a run and its resume without changing what was learned so far.
@@ -109,6 +110,19 @@ class TrainConfigBase(BaseModel):
         then = before.model_dump(mode="json", exclude=RESUMABLE_FIELDS)
         now = self.model_dump(mode="json", exclude=RESUMABLE_FIELDS)
         return [f"{name}: {then.get(name)!r} -> {now[name]!r}" for name in sorted(now) if then.get(name) != now[name]]
+
+
+def check_options(values: dict[str, Any], *, field: str, **fixed: Any) -> None:
+    """Check trainer options given elsewhere than ``nlgrad train`` (JERP's ``trainer=``, a compare row's
+    ``--method-option``s): every value valid for :class:`TrainConfig` together with ``fixed`` (what the caller
+    decides); a problem is a :class:`~nlgrad.errors.ConfigError` on ``field`` naming the option."""
+    try:
+        TrainConfig(**{"benchmark": "(from --benchmark)", **fixed, **values})
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        name = ".".join(str(x) for x in first["loc"]) or "options"
+        raise ConfigError(f"trainer option {name}: {first['msg']}", field=field,
+                          value=f"{name}={first.get('input')!r}") from None
 
 
 def _estimator_fields() -> dict[str, Any]:

@@ -229,7 +229,7 @@ class Trainer:
               t0: float, t_rollout: float, revisit_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
         """Advantages by the configured method, then the PPO passes, on rollout ``groups`` (G episodes of a task
         each); returns the step's log record. ``train_step`` calls it on its own rollouts (``revisit_ids``: TIGPO's
-        revisited tasks); JERP's weight half (:mod:`nlgrad.trainer.jerp_weights`) on the rollouts JERP's iteration
+        revisited tasks); JERP's weight half (:mod:`nlgrad.trainer.weight_learner`) on the rollouts JERP's iteration
         read."""
         cfg = self.config
         method_stats.update(assign_advantages(groups, cfg, step, self.scorer, task_history=self.task_history,

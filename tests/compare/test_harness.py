@@ -85,17 +85,20 @@ def test_methods_that_cannot_run_become_rows_that_say_why(settings, fake_world, 
     plain = ShoutBenchmark()  # no human_policy attribute
     monkeypatch.setattr(harness, "load_benchmark", lambda bid, **kw: plain)
     out = tmp_path / "cmp"
-    ext = out / "grpo" / "seed0"
+    ext = out / "train:grpo" / "seed0"  # a trainer row's result placed from a run elsewhere (e.g. a GPU)
     ext.mkdir(parents=True)
     ids = [t.id for t in plain.tasks("test", 5)]
     (ext / "external.json").write_text(json.dumps({"test": {t: 1.0 for t in ids}, "rollouts": 40, "tokens": 9,
                                                    "policy": "(LoRA weights)", "curve": [[0, 0.1], [40, 0.9]]}))
-    results = Harness(cfg(methods=["none", "human", "nosuch", "grpo", "grpo_lora"], seeds=1), settings, out).run()
+    results = Harness(cfg(methods=["none", "human", "nosuch", "train:grpo", "train:gigpo"], seeds=1), settings,
+                      out).run()
     rows = {r["method"]: r for r in results.rows}
     assert rows["human"]["status"] == "unavailable" and "human-written policy" in rows["human"]["reason"]
     assert rows["nosuch"]["status"] == "unavailable" and "unknown method" in rows["nosuch"]["reason"]
-    assert rows["grpo"]["mean"] == 1.0 and rows["grpo"]["rollouts"] == 40 and rows["grpo"]["diff"] == 1.0
-    assert rows["grpo_lora"]["status"] == "missing" and "GPU" in rows["grpo_lora"]["reason"]
+    assert rows["train:grpo"]["mean"] == 1.0 and rows["train:grpo"]["rollouts"] == 40
+    assert rows["train:grpo"]["diff"] == 1.0 and rows["train:grpo"]["kind"] == "method"
+    # trained here only with the model it trains (tests/trainer/test_compare_row.py runs one)
+    assert rows["train:gigpo"]["status"] == "unavailable" and "train:gigpo.model=PATH" in rows["train:gigpo"]["reason"]
     assert "| human | n/a |" in (out / "table.md").read_text()
 
 

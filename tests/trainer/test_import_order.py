@@ -13,7 +13,7 @@ import pytest
 
 MODULES = ["nlgrad.runtime.rule_retrieval", "nlgrad.methods.jerp", "nlgrad.methods.base", "nlgrad.runtime.sampler",
            "nlgrad.runtime.split_guard", "nlgrad.optimize"]
-WITH_TORCH = ["nlgrad.trainer.loop", "nlgrad.trainer.evaluation", "nlgrad.trainer.jerp_weights"]  # torch at load
+WITH_TORCH = ["nlgrad.trainer.loop", "nlgrad.trainer.evaluation", "nlgrad.trainer.weight_learner"]  # torch at load
 PACKAGE = Path(__file__).resolve().parents[2] / "nlgrad"
 
 

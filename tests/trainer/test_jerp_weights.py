@@ -1,4 +1,4 @@
-"""JERP's weight half (nlgrad/trainer/jerp_weights.py): trainer options, rollout groups, the seam's weight step,
+"""JERP's weight half (nlgrad/trainer/weight_learner.py): trainer options, rollout groups, the seam's weight step,
 the agent override, and the trainer's resume of a run written before options were added. No model is loaded here
 (the tiny-model runs are in test_jerp_weights_smoke.py)."""
 
@@ -20,7 +20,7 @@ from nlgrad.runtime.executor import TaskResult
 from nlgrad.runtime.protocols import Task
 from nlgrad.trainer.advantages import grpo_advantages
 from nlgrad.trainer.config import TrainConfig
-from nlgrad.trainer.jerp_weights import (AgentOverride, TrainerWeightLearner, episode_groups, episode_seed,
+from nlgrad.trainer.weight_learner import (AgentOverride, TrainerWeightLearner, episode_groups, episode_seed,
                                          group_copies, read_trainer_options, rollout_id, trainer_config)
 from nlgrad.trainer.rollout import EpisodeRollout
 

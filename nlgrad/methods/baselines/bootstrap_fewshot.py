@@ -43,6 +43,7 @@ def plan_search(budget: int | None, *, n_train: int, n_val: int, default: int = 
 
 class BootstrapFewShot:
     name = "bootstrap_fewshot"
+    reference = True  # nlgrad compare may take it as the reference row (the strongest baseline)
     one_shot = True  # nlgrad compare runs it for one iteration
     budget_option = "max_rollouts"  # compare passes its rollout budget as this option
 

@@ -27,6 +27,7 @@ from typing import Any
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.baselines.common import (candidate_key, memory_from_candidate, require,
                                              same_policy, seed_candidate)
+from nlgrad.methods.estimate import ROLLOUTS, RunShape
 from nlgrad.methods.strategies.acceptance import GateDecision
 from nlgrad.policy import PolicyMemory
 from nlgrad.text import clip
@@ -128,6 +129,7 @@ class GEPA:
     """``--method gepa``: the gepa package's optimizer on the program's route texts (see the module docstring)."""
 
     name = "gepa"
+    reference = True  # nlgrad compare may take it as the reference row (the strongest baseline)
     budget_option = "max_metric_calls"  # compare passes its rollout budget as this option
 
     def __init__(self, *, max_metric_calls: int | None = None, metric_calls_per_iteration: int | None = None,
@@ -139,6 +141,16 @@ class GEPA:
         self.module_selector = module_selector
         self.use_merge, self.steps_per_trace, self.max_records = use_merge, steps_per_trace, max_records
         self.reflection_max_tokens = reflection_max_tokens
+
+    @classmethod
+    def estimate_calls(cls, options: dict[str, Any], shape: RunShape) -> dict[str, float]:
+        """One iteration: GEPA's metric calls (rollouts; ``metric_calls_per_iteration``, default ``batch`` + 2 x
+        ``val``) and about one reflection per two minibatches they evaluate; GEPA selects itself (no shared gate)."""
+        step = options["metric_calls_per_iteration"] or shape.batch + 2 * shape.val
+        if options["max_metric_calls"]:
+            step = min(step, options["max_metric_calls"] / max(1, shape.iterations))
+        return {ROLLOUTS: shape.rollouts(step),
+                "optimizer": step / (2 * max(1, options["reflection_minibatch_size"]))}
 
     def target_calls(self, ws: Workspace, iteration: int) -> int:
         step = self.per_iteration or (ws.config.batch + 2 * len(ws.val_tasks))

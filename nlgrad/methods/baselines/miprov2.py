@@ -29,6 +29,7 @@ def plan_trials(budget: int | None, n_val: int, minibatch: int, full_eval_steps:
 
 class MIPROv2:
     name = "miprov2"
+    reference = True  # nlgrad compare may take it as the reference row (the strongest baseline)
     one_shot = True  # nlgrad compare runs it for one iteration
     budget_option = "max_rollouts"  # compare passes its rollout budget as this option
 

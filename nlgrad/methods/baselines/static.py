@@ -10,10 +10,12 @@ None of them learns. ``none`` never proposes anything. ``human`` proposes the fi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from nlgrad.errors import ConfigError
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.baselines.common import mean, same_policy
+from nlgrad.methods.estimate import RunShape
 from nlgrad.methods.strategies.acceptance import GateDecision
 from nlgrad.policy import PolicyMemory
 
@@ -35,7 +37,12 @@ class NoPolicy:
     """The frozen program as shipped: an empty policy in every route."""
 
     name = "none"
+    reference = True  # nlgrad compare may take it as the reference row (the strongest baseline)
     one_shot = True  # nlgrad compare runs it for one iteration
+
+    @classmethod
+    def estimate_calls(cls, options: dict[str, Any], shape: RunShape) -> dict[str, float]:  # noqa: ARG003
+        return {}  # proposes nothing
 
     def propose(self, ws: Workspace, memory: PolicyMemory, iteration: int) -> Proposal:  # noqa: ARG002
         return Proposal(None, note="static baseline: no learning")
@@ -53,7 +60,20 @@ class _FilePolicy:
     """A policy from a file, adopted as is (``what`` names it in notes and gate decisions)."""
 
     what = "a policy file"
+    reference = True  # nlgrad compare may take it as the reference row (the strongest baseline)
     one_shot = True  # nlgrad compare runs it for one iteration
+
+    @classmethod
+    def starting_policy(cls, options: dict[str, Any], benchmark) -> str:
+        """The policy a comparison starts this baseline from (its own file: it then proposes nothing and costs no
+        rollouts), or a ConfigError saying why there is none."""
+        raise NotImplementedError
+
+    @classmethod
+    def estimate_calls(cls, options: dict[str, Any], shape: RunShape) -> dict[str, float]:
+        """Once: the file and the starting policy on the ``val`` tasks (with ``evaluate``); no shared gate."""
+        return {"agent (val: the file and the current policy)": shape.rollouts(2 * shape.val)} \
+            if options["evaluate"] else {}
 
     def __init__(self, *, evaluate: bool = True):
         self.evaluate = evaluate  # standalone use: report its validation score next to the starting policy's
@@ -84,6 +104,10 @@ class HumanPolicy(_FilePolicy):
     name = "human"
     what = "the human-written policy"
 
+    @classmethod
+    def starting_policy(cls, options: dict[str, Any], benchmark) -> str:  # noqa: ARG003
+        return str(human_policy_path(benchmark))
+
     def path(self, ws: Workspace) -> Path:
         return human_policy_path(ws.benchmark)
 
@@ -93,6 +117,13 @@ class FixedPolicy(_FilePolicy):
     or a hand-tuned policy next to the learners in ``nlgrad compare``."""
 
     name = "fixed"
+
+    @classmethod
+    def starting_policy(cls, options: dict[str, Any], benchmark) -> str:  # noqa: ARG003
+        if "policy" not in options:
+            raise ConfigError("the `fixed` baseline needs the policy it adopts", field="--method-option",
+                              value="fixed.policy=PATH")
+        return str(fixed_policy_path(options["policy"]))
 
     def __init__(self, *, policy: str, evaluate: bool = True):
         super().__init__(evaluate=evaluate)

@@ -67,6 +67,7 @@ def make_engine(lm, role: str = "optimizer", max_tokens: int | None = None):
 
 class TextGrad:
     name = "textgrad"
+    reference = True  # nlgrad compare may take it as the reference row (the strongest baseline)
 
     def __init__(self, *, engine: str = "nlgrad", max_traces: int = 3, steps_per_trace: int = 1,
                  max_chars: int = 1500, max_tokens: int | None = None):

@@ -27,6 +27,7 @@ from nlgrad.lm.fanout import fan_out
 from nlgrad.errors import ConfigError
 from nlgrad.methods.base import Proposal, Workspace
 from nlgrad.methods.conditions import route_inputs
+from nlgrad.methods.estimate import RunShape, loop_calls
 from nlgrad.methods.correction_similarity import contradiction_threshold, correction_similarity
 from nlgrad.methods.lesson_checks import workspace_instance_tokens
 from nlgrad.runtime.module import route_instructions
@@ -44,13 +45,16 @@ from nlgrad.runtime.executor import TaskResult
 class NLPG:
     name = "nlpg"
 
-    def __init__(self, *, loop_threshold: int = 4, localized_steps: int = 3, max_items: int = 12,
+    def __init__(self, *, min_support: int = 2, max_diagnose: int = 6, contrast_successes: int = 1,
+                 loop_threshold: int = 4, localized_steps: int = 3, max_items: int = 12,
                  max_corrections: int = 4, proposals_per_route: int = 1, similarity: str = "auto",
                  dedupe_threshold: float | None = None, support_from_feedback: bool = True,
                  abstract: bool = False, tag_groups: bool = False, unconditional_tag_lessons: bool = False,
                  critic: bool = True, examples: int = 0, examples_k: int = EXAMPLES_PER_CALL,
                  examples_per_iteration: int = 12, examples_cover: bool = True, propagator: PropagatorFactory | None = None):
-        """``similarity`` decides which corrections are near-duplicates when support is counted: ``"minilm"``
+        """``min_support``: distinct traces a correction needs (``nlgrad optimize --min-support``); ``max_diagnose``:
+        failed traces the critic diagnoses per iteration, plus ``contrast_successes`` successes for contrast.
+        ``similarity`` decides which corrections are near-duplicates when support is counted: ``"minilm"``
         (embedding cosine, so paraphrases of one correction merge), ``"lexical"`` (word overlap), or ``"auto"``
         (MiniLM when the ``embed`` extra is installed). ``dedupe_threshold`` overrides the backend's default.
         ``support_from_feedback`` also counts, as support of a correction, the failed traces whose own node feedback
@@ -68,6 +72,11 @@ class NLPG:
         (:mod:`~nlgrad.methods.nlpg.confusion_examples`; needs a program with ``reference_outputs``). ``propagator`` (a Python argument, not a command-line
         option) builds the propagator of each critique from the LM (:mod:`nlgrad.credit.propagator`); the default is
         :meth:`default_propagator`, the critic and the backward pass."""
+        if min_support < 1 or max_diagnose < 1 or contrast_successes < 0:
+            raise ConfigError("min_support and max_diagnose must be >= 1, contrast_successes >= 0",
+                              field="--method-option", value=f"min_support={min_support}, max_diagnose="
+                                                             f"{max_diagnose}, contrast_successes={contrast_successes}")
+        self.min_support, self.max_diagnose, self.contrast_successes = min_support, max_diagnose, contrast_successes
         self.similarity, self.dedupe_threshold = similarity, dedupe_threshold
         self.support_from_feedback = support_from_feedback
         self.loop_threshold, self.localized_steps = loop_threshold, localized_steps
@@ -85,6 +94,24 @@ class NLPG:
         self.example_learner = ConfusionExamples(per_iteration=examples_per_iteration, embedder=similarity,
                                                  cover=examples_cover) \
             if examples else None
+
+    @classmethod
+    def estimate_calls(cls, options: dict[str, Any], shape: RunShape) -> dict[str, float]:
+        """One iteration: the batch's rollouts and the shared gate; the critic on up to ``max_diagnose`` failures and
+        ``contrast_successes`` successes, each a diagnosis plus the backward pass (per route: one localization when
+        the route loops more than ``loop_threshold`` calls in a rollout, else one feedback call per call); the
+        optimizer's proposals per route (and, with ``abstract`` / ``tag_groups``, one more call per route each)."""
+        calls = loop_calls(shape)
+        routes = shape.routes
+        per_route = shape.calls_per_rollout / routes  # one route's calls in one rollout
+        if options["critic"]:
+            diagnosed = min(shape.batch, options["max_diagnose"] + options["contrast_successes"])
+            backward = routes * (1 if per_route > options["loop_threshold"] else per_route)
+            calls["critic"] = diagnosed * (1 + backward)
+            calls["optimizer"] = routes * options["proposals_per_route"] + (routes if options["abstract"] else 0)
+        if options["tag_groups"]:
+            calls["optimizer"] = calls.get("optimizer", 0) + routes
+        return calls
 
     def default_propagator(self, lm) -> Propagator:
         """The critic's diagnosis, then the backward pass (with this method's ``loop_threshold`` and
@@ -138,7 +165,7 @@ class NLPG:
         writer is not shown the rejected lessons (a small writer copies what it is shown into every group); the
         aggregation drops repeats of them instead."""
         groups = [g for g in group_failures(rollouts.results, rollouts.traces)
-                  if g.route in instructions and g.support >= ws.config.min_support]
+                  if g.route in instructions and g.support >= self.min_support]
         inputs = {r.task_id: route_inputs(rollouts.traces[r.task_id])
                   for r in rollouts.results if r.task_id in rollouts.traces}
         writer = TagLessonWriter(ws.lm)
@@ -173,7 +200,7 @@ class NLPG:
         rollouts = ws.rollouts(batch, memory, label="rollouts", iteration=iteration)
         batch_mean = sum(rollouts.scores) / len(rollouts.scores) if rollouts.scores else 0.0
         diagnoses, records, skipped = self.critique(ws.lm, rollouts.results, rollouts.traces,
-                                                    max_diagnose=cfg.max_diagnose, contrast=cfg.contrast_successes) \
+                                                    max_diagnose=self.max_diagnose, contrast=self.contrast_successes) \
             if self.use_critic else ({}, [], [])
         ws.write(iteration, "diagnoses.json", {"diagnoses": diagnoses, "skipped": skipped})
         ws.write(iteration, "feedback.json", [r.to_dict() for r in records])
@@ -200,7 +227,7 @@ class NLPG:
         if self.support_from_feedback:
             candidates = attribute_support(candidates, records, similarity, threshold)
         contradiction = contradiction_threshold(backend)
-        ops, agg = aggregate(candidates, min_support=cfg.min_support, instance_specific=specific,
+        ops, agg = aggregate(candidates, min_support=self.min_support, instance_specific=specific,
                              instructions=instructions, similarity=similarity, dedupe_threshold=threshold,
                              contradiction_threshold=contradiction, iteration=iteration, rejected=rejected_texts)
         ws.write(iteration, "aggregate.json", {"kept": agg.kept, "dropped": agg.dropped,
@@ -209,7 +236,7 @@ class NLPG:
                                                "support_from_feedback": self.support_from_feedback})
         bounds, start = cfg.bounds, memory
         if self.example_learner is not None:
-            example_ops, added = self.example_learner.ops(ws, memory, iteration, rollouts, cfg.min_support)
+            example_ops, added = self.example_learner.ops(ws, memory, iteration, rollouts, self.min_support)
             ws.write(iteration, "examples.json", added)
             if not added and not ops:
                 return Proposal(None, [], None, batch_mean, note="no confusion recurred that the examples miss")

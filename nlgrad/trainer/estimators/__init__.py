@@ -6,6 +6,9 @@ trainer chooses from; :func:`estimator_options` gives every option once, in regi
 :class:`~nlgrad.trainer.config.TrainConfig`'s fields and ``nlgrad train``'s flags. An option several estimators read
 (``gamma``, ``omega``, ``progpo_step``) is declared once and shared; two different declarations of one name are
 refused at import. To add a method: a module here with its estimator, and its name in ``_ORDER``.
+
+Every registered method is also a row of ``nlgrad compare``: ``train:<name>`` (:data:`COMPARE_PREFIX`;
+:func:`compare_rows` lists them, :func:`row_estimator` reads one), run by :mod:`nlgrad.trainer.compare_row`.
 """
 
 from __future__ import annotations
@@ -36,6 +39,22 @@ def get_estimator(name: str) -> AdvantageEstimator:
         raise ValueError(f"unknown method {name!r}; known: {', '.join(METHODS)}") from None
 
 
+COMPARE_PREFIX = "train:"  # nlgrad compare's name of a trainer row: train:<method>
+
+
+def compare_rows() -> list[str]:
+    """The ``nlgrad compare`` names of the registered methods: ``train:grpo``, ``train:gigpo``, ..."""
+    return [COMPARE_PREFIX + name for name in METHODS]
+
+
+def row_estimator(row: str) -> AdvantageEstimator | None:
+    """The estimator a compare row ``train:<name>`` names; None for a name without the prefix (a text method). An
+    unknown ``<name>`` is a ValueError listing the known ones."""
+    if not row.startswith(COMPARE_PREFIX):
+        return None
+    return get_estimator(row[len(COMPARE_PREFIX):])
+
+
 def estimator_options() -> dict[str, EstimatorOption]:
     """Every estimator option once, by name, in registry order (an option shared by estimators must be one object)."""
     out: dict[str, EstimatorOption] = {}
@@ -51,5 +70,5 @@ def methods_declaring(name: str) -> list[str]:
     return [e.name for e in _ORDER if any(o.name == name for o in e.options)]
 
 
-__all__ = ["ESTIMATORS", "METHODS", "AdvantageEstimator", "EstimatorOption", "StepAdvantages", "StepContext",
-           "estimator_options", "get_estimator", "methods_declaring"]
+__all__ = ["COMPARE_PREFIX", "ESTIMATORS", "METHODS", "AdvantageEstimator", "EstimatorOption", "StepAdvantages", "StepContext",
+           "compare_rows", "estimator_options", "get_estimator", "methods_declaring", "row_estimator"]

@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from pydantic import ValidationError
 from rich.console import Console
 
 from nlgrad.errors import ConfigError, NlgradError
@@ -59,7 +58,7 @@ from nlgrad.runtime.ray_executor import executor_for
 from nlgrad.runtime.rundir import RunDir
 from nlgrad.runtime.split_guard import guard_not_test
 from nlgrad.runtime.trace import Trace
-from nlgrad.trainer.config import TrainConfig
+from nlgrad.trainer.config import TrainConfig, check_options
 from nlgrad.trainer.env_states import RecordingBenchmark
 from nlgrad.trainer.estimators import ESTIMATORS
 from nlgrad.trainer.evaluation import save_merged
@@ -126,13 +125,7 @@ def read_trainer_options(spec: str | dict[str, Any]) -> dict[str, Any]:
     if not values.get("model"):
         raise ConfigError("the trainer configuration needs model = an HF model directory, a .gguf file or 'tiny'",
                           field=OPTION, value="model")
-    try:
-        TrainConfig(benchmark="(from --benchmark)", **values)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        name = ".".join(str(x) for x in first["loc"]) or "options"
-        raise ConfigError(f"trainer option {name}: {first['msg']}", field=OPTION,
-                          value=f"{name}={first.get('input')!r}") from None
+    check_options(values, field=OPTION)
     return values
 
 
