@@ -1,7 +1,7 @@
 """Per-seed rows of an ``nlgrad compare --out DIR`` folder, machine-readable and as a README table.
 
     .venv/bin/python scripts/compare_rows.py reports/ifeval-1.5b --command "nlgrad compare ..." \
-        [--rows benchmarks/results/compare.json] [--readme benchmarks/README.md]
+        [--rows benchmarks/results/compare.json] [--readme FILE]
 
 One row per finished (method, seed): benchmark, agent, method, seed, n, mean with its 95% CI, the paired difference
 to the same seed's ``none`` with its CI and won/lost counts, rollouts, tokens, optimizing wall time, accepted
@@ -131,7 +131,7 @@ def main() -> None:
     parser.add_argument("out", type=Path, help="an nlgrad compare --out folder")
     parser.add_argument("--command", required=True, help="the nlgrad compare command that wrote it")
     parser.add_argument("--rows", type=Path, default=ROOT / "benchmarks/results/compare.json")
-    parser.add_argument("--readme", default=str(ROOT / "benchmarks/README.md"), help="'' writes no table")
+    parser.add_argument("--readme", default="", help="a file whose compare-table markers get the table (default: none)")
     parser.add_argument("--policies", type=Path,
                         help="copy the records and learned policies here (DIR/<method>/seed<k>)")
     args = parser.parse_args()

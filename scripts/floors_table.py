@@ -1,5 +1,5 @@
-"""Write the interactive floors table (random / program alone / no policy per TWX and ScienceWorld benchmark) into
-benchmarks/README.md from ``benchmarks/results/floors-interactive.json``, between the ``interactive-floors`` markers.
+"""Print the interactive floors table (random / program alone / no policy per TWX and ScienceWorld benchmark), or
+write it into ``--readme FILE``, from ``benchmarks/results/floors-interactive.json``, between the ``interactive-floors`` markers.
 
     .venv/bin/python scripts/floors_table.py [--rows FILE] [--readme FILE]
 
@@ -45,9 +45,12 @@ def table(rows: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=Path, default=ROOT / "benchmarks/results/floors-interactive.json")
-    parser.add_argument("--readme", type=Path, default=ROOT / "benchmarks/README.md")
+    parser.add_argument("--readme", type=Path, help="a file whose markers get the table (default: print it)")
     args = parser.parse_args()
     body = table(json.loads(args.rows.read_text(encoding="utf-8")))
+    if args.readme is None:
+        print(body)
+        return
     text = replace_block(args.readme.read_text(encoding="utf-8"), BEGIN, END, body)
     args.readme.write_text(text, encoding="utf-8")
 

@@ -1,6 +1,6 @@
 """Measure built-in benchmarks on their dev split: the floors and the agent, each row with the command that
 reproduces it. Writes the rows to ``--out`` (default benchmarks/results/floors.json) and the table between the
-markers in ``--readme`` (default benchmarks/README.md; ``--readme ''`` writes no table).
+markers in ``--readme FILE`` (default: none, no table is written; benchmarks/README.md holds the current results by hand since 2026-12-05; its old script-written tables are in docs/results/benchmarks-readme-history-2026-12-05.md).
 
 Variants (``--variants``, comma-separated):
 - ``floor``: a trivial program with no LM. Interactive TWX/ScienceWorld benchmarks: ``twx_random`` (a uniformly
@@ -179,7 +179,7 @@ def main() -> int:
                                                         "benchmark's own)")
     parser.add_argument("--reply", default="1", help="the constant reply of the alone rows")
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/floors.json"))
-    parser.add_argument("--readme", default=str(ROOT / "benchmarks/README.md"), help="'' writes no table")
+    parser.add_argument("--readme", default="", help="a file whose markers get the table (default: none)")
     args = parser.parse_args()
     only = tuple(v.strip() for v in args.variants.split(",") if v.strip())
     unknown = [v for v in only if v not in VARIANTS]

@@ -1,6 +1,6 @@
 """Evidence for NLPG: optimize on a benchmark with the local models, then compare no policy / human policy / NLPG on
 the same test tasks. Writes the learned policy to policies/<name>/, the numbers to benchmarks/results/nlpg.json and
-the table between the nlpg markers in benchmarks/README.md (each row with the commands that produced it).
+and prints the table (each row with the commands that produced it).
 
     .venv/bin/python scripts/nlpg_evidence.py --benchmark twx/coin --iterations 3 --batch 6 --val 8 --test-n 20
 """
@@ -19,10 +19,8 @@ from nlgrad.evaluate import EvalRequest, run_eval
 from nlgrad.installed_models import learning_settings
 from nlgrad.optimize import resolve_config, run_optimize
 from nlgrad.stats import paired_difference
-from nlgrad.files import replace_block
 
 ROOT = Path(__file__).resolve().parents[1]
-BEGIN, END = "<!-- nlpg-table:begin -->", "<!-- nlpg-table:end -->"
 
 
 def main() -> int:
@@ -97,11 +95,7 @@ def write_table(rows: list[dict]) -> None:
         else:
             lines.append(f"| `{r['benchmark']}` | {r['policy']} ({r['accepted']} of {r['iterations']} updates "
                          f"accepted) | | | | | {r['tokens']} | {r['wall_s']:.0f} | `{r['command']}` |")
-    readme = ROOT / "benchmarks/README.md"
-    text = readme.read_text() if readme.exists() else "# Benchmarks\n"
-    if BEGIN not in text:
-        text += f"\n## NLPG results (test split)\n\n{BEGIN}\n{END}\n"
-    readme.write_text(replace_block(text, BEGIN, END, "\n".join(lines)))
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":
