@@ -3,6 +3,9 @@ through nlgrad optimize (fake agent via litellm's mock_response, lexical embeddi
 
 import json
 
+import pytest
+
+from nlgrad.errors import ConfigError
 from nlgrad.methods.base import OptimizeConfig
 from nlgrad.optimize import run_optimize
 from nlgrad.policy import EntryKind, PolicyStore
@@ -37,6 +40,24 @@ def test_nlpg_learns_contrastive_examples_from_recurring_confusions(settings, in
                                                  or "Output: exchange_rate" in texts)
     assert outcome.test["initial"]["score"]["mean"] == 0.25
     assert outcome.test["final"]["score"]["mean"] > 0.5
+
+
+def test_nlpg_same_label_partner_shows_only_the_right_labels_where_the_agent_went_wrong(settings, intent_data,
+                                                                                        copying_agent, tmp_path):
+    optimize(settings, tmp_path / "pol", examples_cover=False, examples_partner="same")
+    record = json.loads((tmp_path / "pol/run/iter-0001/examples.json").read_text())
+    assert record and all(r["got"] == "card_arrival" and r["partner"] and r["partner"] != r["failed"] for r in record)
+    final = PolicyStore(tmp_path / "pol").load()
+    outputs = [e.text.rsplit("Output: ", 1)[1] for e in final.active_entries("intent.classify")]
+    # two examples per confusion, both of the label the agent missed; none of the label it wrongly replied
+    assert len(outputs) == 2 * len(record)
+    assert sorted(outputs) == sorted(r["expected"] for r in record for _ in range(2))
+    assert "card_arrival" not in outputs
+
+
+def test_nlpg_refuses_an_unknown_examples_partner(settings, intent_data, copying_agent, tmp_path):
+    with pytest.raises(ConfigError, match="examples_partner=opposite"):
+        optimize(settings, tmp_path / "pol", examples_partner="opposite")
 
 
 def test_nlpg_covers_every_label_with_its_most_typical_message_before_the_confusions(settings, intent_data,
