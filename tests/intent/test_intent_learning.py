@@ -24,7 +24,7 @@ def optimize(settings, out, method="nlpg", **options):
 
 
 def test_nlpg_learns_contrastive_examples_from_recurring_confusions(settings, intent_data, copying_agent, tmp_path):
-    outcome = optimize(settings, tmp_path / "pol", examples_cover=False)
+    outcome = optimize(settings, tmp_path / "pol", examples_cover=False, examples_partner="confused")
     assert outcome.state.history[0].accepted
     final = PolicyStore(tmp_path / "pol").load()
     examples = [e for e in final.active_entries("intent.classify") if e.kind == EntryKind.example]
@@ -44,7 +44,7 @@ def test_nlpg_learns_contrastive_examples_from_recurring_confusions(settings, in
 
 def test_nlpg_same_label_partner_shows_only_the_right_labels_where_the_agent_went_wrong(settings, intent_data,
                                                                                         copying_agent, tmp_path):
-    optimize(settings, tmp_path / "pol", examples_cover=False, examples_partner="same")
+    optimize(settings, tmp_path / "pol", examples_cover=False)  # partner "same" is the default
     record = json.loads((tmp_path / "pol/run/iter-0001/examples.json").read_text())
     assert record and all(r["got"] == "card_arrival" and r["partner"] and r["partner"] != r["failed"] for r in record)
     final = PolicyStore(tmp_path / "pol").load()

@@ -16,12 +16,13 @@ the agent keeps missing, whatever it answers instead. One iteration:
    a confusion that recurs across batches reaches ``min_support`` distinct tasks.
 2. Each confusion with enough support that the policy does not already answer (its failed messages are not yet
    examples) yields two entries, most supported first, at most ``per_iteration`` confusions: the failed message
-   that is most typical of the group (nearest the others) with its right reply, and, next to it, the train message
-   of the label it was most often confused with that is nearest that failed message, with *that* label. The pair shows the
-   frozen agent where the boundary between the two labels runs. With ``partner="same"`` the second entry is instead
-   the failed label's own train message nearest the failed message: two examples of the right label where the agent
-   went wrong, none of the wrong one (measured on banking77 x 1.5B, 300 test tasks: a confused-with partner pulled the
-   agent its way on 7.3% of the calls it was shown to, a coverage example on 3.4%).
+   that is most typical of the group (nearest the others) with its right reply, and, next to it, the failed label's
+   own train message nearest that failed message (``partner="same"``, the default): two examples of the right label
+   where the agent went wrong, none of the wrong one. With ``partner="confused"`` the second entry is instead the
+   train message of the label it was most often confused with that is nearest the failed message, with *that* label,
+   to show where the boundary between the two labels runs; measured on banking77 x 1.5B (300 test tasks) such a
+   partner pulled the agent its way on 7.3% of the calls it was shown to, a coverage example on 3.4%, and the
+   ``same`` policy scored +0.033 [-0.010, +0.080] over the ``confused`` one (won 26, lost 16).
 3. Credit for what is already there: a call that was shown an example whose reply is the call's wrong reply
    downvotes it (it pulled the agent the wrong way); a call answered right upvotes the shown examples whose reply
    was the right one. Utility (helpful - harmful) orders eviction when the bound is reached.
@@ -138,7 +139,7 @@ class ConfusionExamples:
     """Proposes contrastive example entries from recurring confusions (see the module docstring)."""
 
     def __init__(self, *, per_iteration: int = 12, embedder: str = "auto", cover: bool = True,
-                 partner: str = "confused"):
+                 partner: str = "same"):
         self.per_iteration, self.cover, self.partner = per_iteration, cover, partner
         self.embedder_kind = embedder
         self._train: list[tuple[Task, dict[str, Any]]] | None = None

@@ -52,7 +52,7 @@ class NLPG:
                  abstract: bool = False, tag_groups: bool = False, unconditional_tag_lessons: bool = False,
                  critic: bool = True, examples: int = 0, examples_k: int = EXAMPLES_PER_CALL,
                  examples_per_iteration: int = 12, examples_cover: bool = True,
-                 examples_partner: str = "confused", propagator: PropagatorFactory | None = None):
+                 examples_partner: str = "same", propagator: PropagatorFactory | None = None):
         """``min_support``: distinct traces a correction needs (``nlgrad optimize --min-support``); ``max_diagnose``:
         failed traces the critic diagnoses per iteration, plus ``contrast_successes`` successes for contrast.
         ``similarity`` decides which corrections are near-duplicates when support is counted: ``"minilm"``
@@ -70,8 +70,8 @@ class NLPG:
         examples from recurring confusions, at most that many per route, each call shown its ``examples_k`` nearest
         as prior turns, at most ``examples_per_iteration`` confusions (two entries each) per iteration, on top of one
         typical example per reply where ``examples_cover``; ``examples_partner`` says what stands next to each failed
-        message: ``confused`` (a message of the label it was confused with) or ``same`` (its own label's nearest
-        other message)
+        message: ``same`` (the default: its own label's nearest other message) or ``confused`` (a message of the label it
+        was confused with, which misled the agent twice as often where it was shown)
         (:mod:`~nlgrad.methods.nlpg.confusion_examples`; needs a program with ``reference_outputs``). ``propagator`` (a Python argument, not a command-line
         option) builds the propagator of each critique from the LM (:mod:`nlgrad.credit.propagator`); the default is
         :meth:`default_propagator`, the critic and the backward pass."""
