@@ -19,7 +19,7 @@ import diskcache
 from nlgrad.errors import ConfigError
 
 # Sampling parameters that change what a model returns. Anything else (timeouts, keys, api_base) stays out.
-KEY_PARAMS = ("temperature", "top_p", "max_tokens", "stop", "seed", "response_format", "n")
+KEY_PARAMS = ("temperature", "top_p", "max_tokens", "stop", "seed", "response_format", "grammar", "n")
 CACHE_FORMAT = 1
 log = logging.getLogger(__name__)
 

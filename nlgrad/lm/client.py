@@ -14,6 +14,7 @@ from nlgrad.config import Settings
 from nlgrad.errors import LMCallError, TaskTimeout
 from nlgrad.interrupt import raise_if_stopping
 from nlgrad.lm.cache import ReplyCache, cache_key
+from nlgrad.lm.choice_grammar import choice_grammar
 from nlgrad.lm.ledger import Ledger
 from nlgrad.lm.local_models import model_fingerprint
 from nlgrad.lm.local_server import LOCAL_API_KEY, LocalServers
@@ -73,6 +74,7 @@ class _Route:
     api_base: str | None
     api_key: str | None
     slots: int | None = None  # a local server's parallel slots
+    backend: str | None = None  # a local server's program ("llama-server" reads a GBNF ``grammar``)
 
 
 class LM:
@@ -103,12 +105,15 @@ class LM:
                  seed: int | None = None, deadline: float | None = None, **extra: Any) -> Completion:
         """One completion for ``role``. ``sample_index`` distinguishes samples that share everything else."""
         cfg = self.settings.role(role)
+        response_format = extra.pop("response_format", None)
         params = {
             "temperature": cfg.temperature if temperature is None else temperature,
             "max_tokens": max_tokens or cfg.max_tokens,
             "stop": stop,
             "seed": seed,
-            "response_format": extra.pop("response_format", None),
+            "response_format": response_format,
+            # a reply that must be one of a few strings: llama-server gets a grammar with nothing after the choice
+            "grammar": choice_grammar(response_format) if cfg.model.startswith(LOCAL_PREFIX) else None,
         }
         key = None
         if self.cache is not None:
@@ -158,7 +163,7 @@ class LM:
         api_key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
         if model.startswith(LOCAL_PREFIX):
             info = self.servers.ensure(model[len(LOCAL_PREFIX):])
-            return _Route(f"openai/{info.name}", info.api_base, LOCAL_API_KEY, info.slots)
+            return _Route(f"openai/{info.name}", info.api_base, LOCAL_API_KEY, info.slots, info.backend)
         if api_key is None and cfg.api_base and model.startswith("openai/"):
             # an OpenAI-compatible server without auth (vLLM, SGLang, llama.cpp): litellm still wants *a* key
             api_key = os.environ.get("OPENAI_API_KEY") or NO_AUTH_KEY
@@ -221,8 +226,12 @@ class LM:
     def _call_once(self, role, cfg, messages, params, timeout, extra) -> Completion:
         route = self._route(cfg.model, cfg)
         kwargs: dict[str, Any] = {k: v for k, v in params.items() if v is not None}
+        grammar = kwargs.pop("grammar", None)
         kwargs.update(self._litellm_kwargs)
         kwargs.update(extra)
+        if grammar is not None and route.backend == "llama-server":
+            kwargs.pop("response_format", None)
+            kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), "grammar": grammar}
         with self._semaphore(cfg.model, cfg, route.slots):
             start = time.monotonic()
             response = litellm.completion(model=route.litellm_model, messages=messages, timeout=timeout,
