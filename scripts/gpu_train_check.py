@@ -77,6 +77,13 @@ def main() -> int:
     print(f"model: {trainer.learner_model.source}; {params / 1e6:.1f}M params, {trainable / 1e6:.2f}M trainable "
           f"({'LoRA' if lora else 'full'}), dtype {next(trainer.learner_model.model.parameters()).dtype}, "
           f"loaded in {load_s:.1f}s", flush=True)
+    score_before = float("nan")
+    if args.eval_n > 0:  # the same dev tasks, the same greedy evaluation, before any step (LoRA starts as a no-op)
+        from nlgrad.trainer.evaluation import evaluate_learner_model
+
+        before = evaluate_learner_model(trainer.learner_model, benchmark=args.benchmark, split="dev", n=args.eval_n,
+                                        step_cap=args.step_cap, model_name="hf/before")
+        score_before = before.summary["score"]["mean"]
     if trainer.learner_model.device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     outcome = trainer.run()
@@ -97,7 +104,8 @@ def main() -> int:
         "tokens_per_s": round((rollout_tokens + trained_tokens) / wall, 1) if wall else 0.0,
         "rollout_tokens": rollout_tokens, "trained_tokens": trained_tokens,
         "rollout_s": round(sum(c["rollout_s"] for c in curves), 2), "train_wall_s": round(wall, 2),
-        "peak_memory_gb": round(peak_gb, 3), "eval_n": args.eval_n, "eval_score": score,
+        "peak_memory_gb": round(peak_gb, 3), "eval_n": args.eval_n, "eval_score_before": score_before,
+        "eval_score": score,
         "eval_s": round(eval_s, 2), "train_score_first": curves[0]["score_mean"] if curves else None,
         "train_score_last": curves[-1]["score_mean"] if curves else None,
         "loss_finite": all(c["loss"] == c["loss"] for c in curves),
@@ -107,7 +115,7 @@ def main() -> int:
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
         result.update(jerp_check(args, lora=lora, lr=lr))
-    keys = ("steps_per_s", "tokens_per_s", "peak_memory_gb", "eval_score", "train_wall_s", "rollout_s",
+    keys = ("steps_per_s", "tokens_per_s", "peak_memory_gb", "eval_score_before", "eval_score", "train_wall_s", "rollout_s",
             "jerp_iterations", "jerp_wall_s", "jerp_updates", "jerp_checkpoint", "jerp_error")
     print("RESULT " + " ".join(f"{k}={result[k]}" for k in keys if k in result), flush=True)
     print(json.dumps(result, indent=2))
