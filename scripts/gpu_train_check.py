@@ -115,8 +115,8 @@ def main() -> int:
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
         result.update(jerp_check(args, lora=lora, lr=lr))
-    keys = ("steps_per_s", "tokens_per_s", "peak_memory_gb", "eval_score_before", "eval_score", "train_wall_s", "rollout_s",
-            "jerp_iterations", "jerp_wall_s", "jerp_updates", "jerp_checkpoint", "jerp_error")
+    keys = ("steps_per_s", "tokens_per_s", "peak_memory_gb", "eval_score_before", "eval_score", "train_wall_s",
+            "rollout_s", "jerp_iterations", "jerp_wall_s", "jerp_updates", "jerp_checkpoint", "jerp_error")
     print("RESULT " + " ".join(f"{k}={result[k]}" for k in keys if k in result), flush=True)
     print(json.dumps(result, indent=2))
     if os.environ.get("OUT"):
