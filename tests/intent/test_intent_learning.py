@@ -101,3 +101,24 @@ def test_eval_of_a_learned_example_policy_reports_the_benchmark_metrics(settings
                              progress=False)
         assert result.summary["metrics"] == {"accuracy": expected}
         assert json.loads((result.run_dir.path / "summary.json").read_text())["metrics"]["accuracy"] == expected
+
+
+def test_nlpg_fit_cover_fills_the_bound_after_the_confusions_with_what_no_example_shows(settings, intent_data,
+                                                                                      copying_agent, tmp_path):
+    outcome = optimize(settings, tmp_path / "pol", examples=8, examples_cover="fit")
+    record = json.loads((tmp_path / "pol/run/iter-0001/examples.json").read_text())
+    kinds = ["fit" if "fit" in r else "confusion" for r in record]
+    assert kinds[0] == "confusion" and "fit" in kinds and kinds == sorted(kinds)  # the confusions first
+    fits = [r for r in record if "fit" in r]
+    # the agent's default label is never a confusion, so only the fit gives it an example
+    assert {r["fit"] for r in fits} == {"card_arrival"} and all(r["gain"] >= 1 for r in fits)
+    assert all(r["task"].startswith("banking77/train/") for r in fits)
+    final = PolicyStore(tmp_path / "pol").load()
+    replies = {e.text.rsplit("Output: ", 1)[1] for e in final.active_entries("intent.classify")}
+    assert replies == set(LABELS) and len(final.active_entries("intent.classify")) <= 8
+    assert outcome.test["final"]["score"]["mean"] == 1.0
+
+
+def test_nlpg_refuses_an_unknown_examples_cover(settings, intent_data, copying_agent, tmp_path):
+    with pytest.raises(ConfigError, match="examples_cover=nearest"):
+        optimize(settings, tmp_path / "pol", examples_cover="nearest")

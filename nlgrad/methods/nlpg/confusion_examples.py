@@ -11,6 +11,9 @@ the agent keeps missing, whatever it answers instead. One iteration:
    only the k examples nearest its input, a call of a label that the policy has no example of is pulled towards the
    labels it does show (measured on banking77 x 1.5B: 56 confusion examples alone, +0.055 on 200 dev tasks, where
    154 random examples gain about +0.25), so the confusion examples are added on top of a covering set.
+   With ``cover="fit"`` the covering set comes last instead: after the confusion examples, the route is filled up to
+   its bound by the nearest-example fit (:mod:`~nlgrad.methods.nlpg.nearest_fit`), the train messages that give the
+   most sampled train messages a nearest example of their own label, given the examples already chosen.
 
 1. Confusions are counted over every rollout this run has made so far (``confusions.json`` of each iteration), so
    a confusion that recurs across batches reaches ``min_support`` distinct tasks.
@@ -42,6 +45,7 @@ import numpy as np
 
 from nlgrad.methods.base import Workspace, guard_not_test
 from nlgrad.methods.example_bank import reference_outputs, route_input
+from nlgrad.methods.nlpg.nearest_fit import nearest_fit
 from nlgrad.policy import AddOp, DownvoteOp, EntryKind, PolicyMemory, UpvoteOp
 from nlgrad.policy.example_selection import example_input
 from nlgrad.policy.examples import format_example, split_example
@@ -49,7 +53,9 @@ from nlgrad.runtime.executor import RunResult
 from nlgrad.runtime.protocols import Task
 
 PARTNERS = ("confused", "same")  # what stands next to a failed message: see ConfusionExamples._partner
+COVERS = ("centroid", "fit", "none")  # how the covering examples are chosen: see ConfusionExamples.__init__
 PROTOTYPE_POOL = 40  # train tasks per reply whose centroid chooses the coverage example
+FIT_PROBES = 3000  # train messages (a seeded sample) that the nearest-example fit is judged on
 
 
 def reply_of(parsed: Any) -> str:
@@ -138,9 +144,17 @@ def credit_votes(program, memory: PolicyMemory, rollouts: RunResult, tasks: dict
 class ConfusionExamples:
     """Proposes contrastive example entries from recurring confusions (see the module docstring)."""
 
-    def __init__(self, *, per_iteration: int = 12, embedder: str = "auto", cover: bool = True,
-                 partner: str = "same"):
-        self.per_iteration, self.cover, self.partner = per_iteration, cover, partner
+    def __init__(self, *, per_iteration: int = 12, embedder: str = "auto", cover: bool | str = True,
+                 partner: str = "same", bound: int | None = None):
+        """``cover``: ``"centroid"`` (or True) adds one prototype per reply before the confusions (step 0);
+        ``"fit"`` adds the confusions first, then fills the route up to ``bound`` examples by the nearest-example
+        fit (:mod:`~nlgrad.methods.nlpg.nearest_fit`); ``"none"`` (or False) adds only confusion examples."""
+        self.cover = {True: "centroid", False: "none"}.get(cover, cover) if isinstance(cover, bool) else cover
+        if self.cover not in COVERS:
+            raise ValueError(f"cover must be one of {', '.join(COVERS)}, got {cover!r}")
+        if self.cover == "fit" and not bound:
+            raise ValueError("cover='fit' needs the example bound it fills up to")
+        self.per_iteration, self.partner, self.bound = per_iteration, partner, bound
         self.embedder_kind = embedder
         self._train: list[tuple[Task, dict[str, Any]]] | None = None
 
@@ -182,7 +196,7 @@ class ConfusionExamples:
         ops: list[Any] = credit_votes(ws.program, memory, rollouts, tasks)
         record: list[dict[str, Any]] = []
         taken: set[str] = set()
-        if self.cover:
+        if self.cover == "centroid":
             for route, output, task in self.prototypes(ws, memory):
                 taken.add(_input_text(task))
                 ops.append(AddOp(route=route, kind=EntryKind.example, text=format_example(route_input(task), output),
@@ -211,7 +225,47 @@ class ConfusionExamples:
             record.append({"route": confusion.route, "expected": confusion.expected, "got": confusion.got,
                            "replies": dict(confusion.replies), "support": confusion.support,
                            "failed": anchor.id, "partner": partner.id if partner is not None else None})
+        if self.cover == "fit":
+            adds = [op for op in ops if isinstance(op, AddOp)]
+            for route, task, gain, output in self.fitted(ws, memory, adds, iteration):
+                ops.append(AddOp(route=route, kind=EntryKind.example, text=format_example(route_input(task), output),
+                                 trace_ids=[task.id], reason=f"coverage: the nearest example of its label for {gain} "
+                                                             f"more sampled train messages"))
+                record.append({"route": route, "fit": output, "task": task.id, "gain": gain})
         return ops, record
+
+    def fitted(self, ws: Workspace, memory: PolicyMemory, adds: list[AddOp],
+               iteration: int) -> list[tuple[str, Task, int, str]]:
+        """``(route, task, gain, reply)`` for each train message the nearest-example fit adds to a route, up to the
+        bound, given the route's active examples and this iteration's ``adds``."""
+        train = self.train_references(ws)
+        texts = [_input_text(t) for t, _ in train]
+        vectors = self.embed(texts)
+        rng = np.random.default_rng(iteration)
+        probe_rows = np.sort(rng.choice(len(train), min(FIT_PROBES, len(train)), replace=False))
+        out = []
+        for route in sorted({r for _, refs in train for r in refs}):
+            held = [split_example(e.text) for e in memory.active_entries(route) if e.kind == EntryKind.example]
+            held += [split_example(op.text) for op in adds if op.route == route]
+            held = [pair for pair in held if pair]
+            room = self.bound - len(held)
+            if room <= 0:
+                continue
+            labels = np.array([same_key(str(refs.get(route, ""))) for _, refs in train])
+            held_texts = {text for text, _ in held}
+            free = np.array([route in refs and text not in held_texts for text, (_, refs) in zip(texts, train)])
+            rows = np.nonzero(free)[0]
+            position = np.full(len(train), -1)
+            position[rows] = np.arange(len(rows))
+            probes = probe_rows[np.array([route in train[i][1] for i in probe_rows], dtype=bool)]
+            picks = nearest_fit(vectors[probes], labels[probes], vectors[rows], labels[rows], room,
+                                held=self.embed([text for text, _ in held]) if held else None,
+                                held_labels=np.array([same_key(reply) for _, reply in held]),
+                                probe_candidate=position[probes])
+            for pick in picks:
+                task, refs = train[rows[pick.index]]
+                out.append((route, task, pick.gain, str(refs[route])))
+        return out
 
     def prototypes(self, ws: Workspace, memory: PolicyMemory) -> list[tuple[str, str, Task]]:
         """``(route, reply, task)`` for each reference reply of each route that no active example of the route has

@@ -34,7 +34,7 @@ from nlgrad.runtime.module import route_instructions
 from nlgrad.methods.nlpg.abstraction import CorrectionAbstractor
 from nlgrad.methods.example_bank import EXAMPLES_PER_CALL, example_selection, with_example_room
 from nlgrad.methods.nlpg.aggregate import aggregate, attribute_support
-from nlgrad.methods.nlpg.confusion_examples import PARTNERS, ConfusionExamples
+from nlgrad.methods.nlpg.confusion_examples import COVERS, PARTNERS, ConfusionExamples
 from nlgrad.methods.nlpg.failure_groups import FailureGroup, group_failures
 from nlgrad.methods.nlpg.proposals import Candidate, CorrectionProposer
 from nlgrad.methods.nlpg.tag_lessons import TagLessonWriter
@@ -51,7 +51,7 @@ class NLPG:
                  dedupe_threshold: float | None = None, support_from_feedback: bool = True,
                  abstract: bool = False, tag_groups: bool = False, unconditional_tag_lessons: bool = False,
                  critic: bool = True, examples: int = 0, examples_k: int = EXAMPLES_PER_CALL,
-                 examples_per_iteration: int = 12, examples_cover: bool = True,
+                 examples_per_iteration: int = 12, examples_cover: bool | str = True,
                  examples_partner: str = "same", propagator: PropagatorFactory | None = None):
         """``min_support``: distinct traces a correction needs (``nlgrad optimize --min-support``); ``max_diagnose``:
         failed traces the critic diagnoses per iteration, plus ``contrast_successes`` successes for contrast.
@@ -69,7 +69,9 @@ class NLPG:
         backward pass (then only tag-group lessons, and examples, are proposed). ``examples`` > 0 also learns worked
         examples from recurring confusions, at most that many per route, each call shown its ``examples_k`` nearest
         as prior turns, at most ``examples_per_iteration`` confusions (two entries each) per iteration, on top of one
-        typical example per reply where ``examples_cover``; ``examples_partner`` says what stands next to each failed
+        typical example per reply where ``examples_cover`` is true (or ``centroid``); ``examples_cover=fit`` instead
+        fills the route up to ``examples`` after the confusions, with the train messages that most often become the
+        nearest example of their own label (:mod:`~nlgrad.methods.nlpg.nearest_fit`); ``examples_partner`` says what stands next to each failed
         message: ``same`` (the default: its own label's nearest other message) or ``confused`` (a message of the label it
         was confused with, which misled the agent twice as often where it was shown)
         (:mod:`~nlgrad.methods.nlpg.confusion_examples`; needs a program with ``reference_outputs``). ``propagator`` (a Python argument, not a command-line
@@ -96,9 +98,14 @@ class NLPG:
         if examples_partner not in PARTNERS:
             raise ConfigError(f"examples_partner must be one of {', '.join(PARTNERS)}", field="--method-option",
                               value=f"examples_partner={examples_partner}")
+        cover = {True: "centroid", False: "none"}[examples_cover] if isinstance(examples_cover, bool) \
+            else examples_cover
+        if cover not in COVERS:
+            raise ConfigError(f"examples_cover must be true, false or one of {', '.join(COVERS)}",
+                              field="--method-option", value=f"examples_cover={examples_cover}")
         self.examples, self.examples_k = examples, examples_k
         self.example_learner = ConfusionExamples(per_iteration=examples_per_iteration, embedder=similarity,
-                                                 cover=examples_cover, partner=examples_partner) \
+                                                 cover=cover, partner=examples_partner, bound=examples) \
             if examples else None
 
     @classmethod
