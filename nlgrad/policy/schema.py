@@ -112,6 +112,8 @@ class Provenance(BaseModel):
     iteration: int | None = Field(default=None, ge=0, description="learning iteration that created the entry")
     revised_iteration: int | None = Field(default=None, ge=0, description="iteration of the last edit or merge")
     trace_ids: list[str] = Field(default_factory=list, description="ids of the traces that motivated the entry")
+    reason: str | None = Field(default=None, description="why the method added the entry (its add operation's "
+                               "reason), for a reviewer")
 
 
 class Selection(BaseModel):

@@ -28,6 +28,8 @@ def _provenance(entry: PolicyEntry) -> str:
     if p.trace_ids:
         shown = ", ".join(p.trace_ids[:3]) + (f" +{len(p.trace_ids) - 3}" if len(p.trace_ids) > 3 else "")
         parts.append(f"traces: {shown}")
+    if p.reason:
+        parts.append(f"why: {p.reason}")
     return "; ".join(parts)
 
 
@@ -75,7 +77,7 @@ def route_table(memory: PolicyMemory, route: str) -> Table:
         if not entry.active:
             text.append(f" ({entry.status.value})", style="dim")
         table.add_row(entry.id or "", text, f"+{entry.helpful}/-{entry.harmful}", str(entry.support),
-                      _provenance(entry))
+                      Text(_provenance(entry)))  # Text: a reason an LM wrote is shown literally, never as markup
     return table
 
 

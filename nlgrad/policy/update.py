@@ -129,7 +129,8 @@ class _Updater:
         route = op.route
         candidate = PolicyEntry(id=None, text=op.text, when=op.when, match=op.match, kind=op.kind,
                                 provenance=Provenance(source=self.prov.source, iteration=self.prov.iteration,
-                                                      trace_ids=_union(self.prov.trace_ids, op.trace_ids)))
+                                                      trace_ids=_union(self.prov.trace_ids, op.trace_ids),
+                                                      reason=op.reason or None))
         active = self.memory.active_entries(route)
         line = render_line(candidate)
         is_example = candidate.kind == EntryKind.example

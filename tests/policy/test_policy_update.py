@@ -17,12 +17,13 @@ def base(n: int = 3, route: str = "r") -> PolicyMemory:
 
 def test_add_assigns_next_id_and_provenance(memory: PolicyMemory):
     new, report = apply_update(memory, [AddOp(route="twx.act", text="Look at the inventory first.",
-                                               trace_ids=["t9"])],
+                                               trace_ids=["t9"], reason="the agent never knew what it held")],
                                LOOSE, {"source": "nlgrad", "iteration": 4, "trace_ids": ["t1", "t2"]})
     entry = new.entries("twx.act")[-1]
     assert entry.id == "twx.act#3" and report.applied[0].entry_id == "twx.act#3"
     assert entry.provenance.model_dump() == {"source": "nlgrad", "iteration": 4, "revised_iteration": None,
-                                             "trace_ids": ["t1", "t2", "t9"]}
+                                             "trace_ids": ["t1", "t2", "t9"],
+                                             "reason": "the agent never knew what it held"}
     assert report.applied[0].cost == count_tokens(render_line(entry))
     assert new.method == "nlgrad" and new.version == 0 and new.n_ops == 1
     assert len(memory.entries("twx.act")) == 2  # input untouched

@@ -101,6 +101,17 @@ def test_policy_show_still_shows_ordinary_entries_unchanged(tmp_path):
     assert result.exit_code == 0 and "Antworte kurz: ünïcödé, 中文 👍🏽." in result.output
 
 
+def test_policy_show_prints_an_entrys_reason_literally(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"schema_version": 1, "program": "toy", "routes": {"toy.say": [
+        {"text": "Plain entry.", "provenance": {"source": "nlpg", "reason": "confusion [bold]a[/bold] -> b" + RLO}}]}}))
+    result = _run("policy", "show", path)
+    assert result.exit_code == 0, result.output
+    _assert_no_raw_controls(result.output)
+    flat = "".join(result.output.split())
+    assert "why:" in flat and "[bold]a[/bold]" in flat and "->b\\u202e" in flat  # folded by the table's width
+
+
 def test_policy_diff_escapes_bidi_characters(tmp_path):
     old = _hostile_policy(tmp_path, "Reply " + RLO + "now")
     new = tmp_path / "new.json"

@@ -1,20 +1,22 @@
 """Nearest-example fit: choose the examples whose labels the agent will be shown nearest the inputs that need them.
 
 A call is shown its ``k`` nearest examples, the nearest last, and the agent mostly replies the label of that last
-one. Measured in the traces of banking77 x 1.5B with the 133 learned examples (first 103 test tasks of
-``/tmp/runs/b77k-nlpg``): 59 of 74 calls (80%) whose nearest example had the right label replied right, 14 of 29
-(48%) whose nearest example had another label. Over the committed policies, test accuracy followed the share of
-test messages whose nearest example carries their label (``nn1``): about ``0.48 + 0.32 * nn1`` (133 learned: nn1
-0.67, accuracy 0.697; 133 random: nn1 0.56, accuracy 0.660).
+one. Measured in the traces of banking77 x 1.5B with the 133 examples of ``policies/banking77-nlpg-same`` (first 103
+test tasks; ``scripts/intent_trace_nearest.py`` reads such a run): 59 of 74 calls (80%) whose nearest example had
+the right label replied right, 14 of 29 (48%) whose nearest example had another label. Over the committed policies,
+test accuracy followed the share of test messages whose nearest example carries their label (``nn1``,
+``scripts/intent_example_fit.py``): about ``0.48 + 0.32 * nn1`` (133 learned: nn1 0.67, accuracy 0.697; 133 random:
+nn1 0.56, accuracy 0.660).
 
 So the covering set is chosen for that share, by greedy forward selection on the train split (condensed
 nearest-neighbour style): start from the examples the policy already holds (and the confusion examples added this
 iteration), then repeatedly add the candidate train message that makes the most *probe* messages (a seeded sample of
 train messages) have a nearest example of their own label, counting a probe it would take from a right nearest
 example to a wrong one as a loss. A probe is never its own example (leave one out). It stops at the budget or when
-no candidate gains. Embedding-only proxy on banking77 test[:1000] (MiniLM, 3,000 probes): 133 random train messages
-nn1 0.50-0.56 (three draws and the committed one), the 133 centroid-prototype + confusion examples 0.67, the same
-56 confusion examples topped up to 133 by this fit 0.77, 133 chosen by the fit alone 0.79.
+no candidate gains. Embedding-only proxy on banking77 test[:1000] (MiniLM, 3,000 probes;
+``scripts/intent_example_fit.py``): 133 random train messages nn1 0.50-0.56 (three draws and the committed one), the
+133 centroid-prototype + confusion examples 0.67, the learned ``policies/banking77-nlpg-fit`` (60 confusion examples
+topped up to 133 by this fit) 0.77, 133 chosen by the fit alone 0.79.
 
 Pure numpy; nothing here imports the rest of nlgrad.
 """
