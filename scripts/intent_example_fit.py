@@ -12,7 +12,9 @@ For each test message (the first ``--n`` of the test split) the script finds the
 - ``recall@k``: the share whose own label is among the ``k`` shown examples' labels.
 
 ``--random N --draws D`` adds D sets of N train messages drawn at random (seeds 0..D-1), the control a random-example
-policy would be; ``--fit N`` adds N train messages chosen by the fit alone (no confusion examples). Train messages
+policy would be; ``--fit N`` adds N train messages chosen by the fit alone (no confusion examples); ``--plus
+LABEL:N`` adds, for each policy, the same policy with its first N train messages of LABEL added (e.g. ``oos:100`` on
+clinc150), and ``--label LABEL`` prints the measures on the test messages of that label alone as well. Train messages
 only; the test messages are the ones scored, never chosen from.
 """
 
@@ -67,6 +69,9 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=3)
     parser.add_argument("--fit", type=int, default=0, help="size of a set chosen by the fit alone")
     parser.add_argument("--probes", type=int, default=3000, help="train probes the --fit set is judged on")
+    parser.add_argument("--plus", action="append", default=[], metavar="LABEL:N",
+                        help="each policy again with its first N train messages of LABEL added")
+    parser.add_argument("--label", help="also the measures on the test messages of this label alone")
     args = parser.parse_args()
 
     bench = load_benchmark(args.benchmark)
@@ -84,8 +89,18 @@ def main() -> None:
     for path in args.policy:
         inputs, labels = policy_examples(path)
         sets[f"{path} ({len(inputs)})"] = (vectors(inputs), np.asarray([canon(x) for x in labels], dtype=object))
+    train = bench.tasks("train") if (args.random or args.fit or args.plus) else []
+    policies = list(sets.items())
+    for spec in args.plus:
+        label, _, count = spec.partition(":")
+        extra = [task for task in train if canon(task.gold) == canon(label)][:int(count or 0)]
+        if not extra:
+            raise SystemExit(f"--plus {spec}: no train messages of label {label!r} (or N is 0)")
+        for name, (examples, labels) in policies:
+            sets[f"{name} + {len(extra)} train {canon(label)}"] = (
+                np.vstack([examples, vectors([task.inputs["message"] for task in extra])]),
+                np.concatenate([labels, np.asarray([canon(label)] * len(extra), dtype=object)]))
     if args.random or args.fit:
-        train = bench.tasks("train")
         train_vectors = vectors([task.inputs["message"] for task in train])
         train_labels = np.asarray([canon(task.gold) for task in train], dtype=object)
         for seed in range(args.draws if args.random else 0):
@@ -98,10 +113,20 @@ def main() -> None:
             rows = np.asarray([pick.index for pick in picks])
             sets[f"fit alone {len(rows)}"] = (train_vectors[rows], train_labels[rows])
     print(f"{args.benchmark} test[:{len(test)}], MiniLM, k={args.k}")
-    print(f"{'example set':60s} {'nn1':>6s} {'recall@' + str(args.k):>9s}")
+    only = query_labels == canon(args.label) if args.label else None
+    head = f"{'example set':60s} {'nn1':>6s} {'recall@' + str(args.k):>9s}"
+    if only is not None:
+        head += f" {'nn1 ' + args.label:>12s} {'recall ' + args.label:>14s} {'nn1 others':>11s}"
+        print(f"{int(only.sum())} test messages of {args.label}")
+    print(head)
     for name, (examples, labels) in sets.items():
-        share = fit_share(queries, query_labels, examples, labels)
-        print(f"{name:60s} {share:6.3f} {recall_at(queries, query_labels, examples, labels, args.k):9.3f}")
+        line = (f"{name:60s} {fit_share(queries, query_labels, examples, labels):6.3f} "
+                f"{recall_at(queries, query_labels, examples, labels, args.k):9.3f}")
+        if only is not None:
+            line += (f" {fit_share(queries[only], query_labels[only], examples, labels):12.3f}"
+                     f" {recall_at(queries[only], query_labels[only], examples, labels, args.k):14.3f}"
+                     f" {fit_share(queries[~only], query_labels[~only], examples, labels):11.3f}")
+        print(line)
 
 
 if __name__ == "__main__":
