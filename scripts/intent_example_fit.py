@@ -29,11 +29,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from nlgrad.methods.nlpg.confusion_examples import ConfusionExamples  # noqa: E402
 from nlgrad.methods.nlpg.nearest_fit import fit_share, nearest_fit  # noqa: E402
 from nlgrad.policy import PolicyMemory  # noqa: E402
 from nlgrad.policy.examples import split_example  # noqa: E402
 from nlgrad.runtime.registry import load_benchmark  # noqa: E402
-from nlgrad.text.embeddings import load_embedder  # noqa: E402
 
 def policy_examples(path: str) -> tuple[list[str], list[str]]:
     """(inputs, labels) of a policy's active example entries, every route."""
@@ -76,11 +76,7 @@ def main() -> None:
 
     bench = load_benchmark(args.benchmark)
     canon = bench.canonical
-    embedder = load_embedder("minilm")
-
-    def vectors(texts: list[str]) -> np.ndarray:
-        rows = np.asarray(embedder.embed(texts), dtype=np.float32)
-        return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+    vectors = ConfusionExamples(embedder="minilm").embed  # the learner's own normalised MiniLM vectors
 
     test = bench.tasks("test", args.n)
     queries = vectors([task.inputs["message"] for task in test])

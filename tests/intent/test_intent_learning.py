@@ -60,6 +60,13 @@ def test_nlpg_refuses_an_unknown_examples_partner(settings, intent_data, copying
         optimize(settings, tmp_path / "pol", examples_partner="opposite")
 
 
+def assert_final_shows_every_label_within_the_bound(path, outcome) -> None:
+    final = PolicyStore(path).load()
+    replies = {e.text.rsplit("Output: ", 1)[1] for e in final.active_entries("intent.classify")}
+    assert replies == set(LABELS) and len(final.active_entries("intent.classify")) <= 8
+    assert outcome.test["final"]["score"]["mean"] == 1.0
+
+
 def test_nlpg_covers_every_label_with_its_most_typical_message_before_the_confusions(settings, intent_data,
                                                                                       copying_agent, tmp_path):
     outcome = optimize(settings, tmp_path / "pol", examples=8)
@@ -67,10 +74,7 @@ def test_nlpg_covers_every_label_with_its_most_typical_message_before_the_confus
     prototypes = [r for r in record if "prototype" in r]
     assert sorted(r["prototype"] for r in prototypes) == sorted(LABELS)
     assert all(r["task"].startswith("banking77/train/") for r in prototypes)
-    final = PolicyStore(tmp_path / "pol").load()
-    replies = {e.text.rsplit("Output: ", 1)[1] for e in final.active_entries("intent.classify")}
-    assert replies == set(LABELS) and len(final.active_entries("intent.classify")) <= 8
-    assert outcome.test["final"]["score"]["mean"] == 1.0
+    assert_final_shows_every_label_within_the_bound(tmp_path / "pol", outcome)
 
 
 def test_random_examples_draws_n_train_examples_shown_per_input(settings, intent_data, copying_agent, tmp_path):
@@ -113,10 +117,7 @@ def test_nlpg_fit_cover_fills_the_bound_after_the_confusions_with_what_no_exampl
     # the agent's default label is never a confusion, so only the fit gives it an example
     assert {r["fit"] for r in fits} == {"card_arrival"} and all(r["gain"] >= 1 for r in fits)
     assert all(r["task"].startswith("banking77/train/") for r in fits)
-    final = PolicyStore(tmp_path / "pol").load()
-    replies = {e.text.rsplit("Output: ", 1)[1] for e in final.active_entries("intent.classify")}
-    assert replies == set(LABELS) and len(final.active_entries("intent.classify")) <= 8
-    assert outcome.test["final"]["score"]["mean"] == 1.0
+    assert_final_shows_every_label_within_the_bound(tmp_path / "pol", outcome)
 
 
 def test_nlpg_refuses_an_unknown_examples_cover(settings, intent_data, copying_agent, tmp_path):

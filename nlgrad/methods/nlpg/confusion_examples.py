@@ -58,6 +58,13 @@ PROTOTYPE_POOL = 40  # train tasks per reply whose centroid chooses the coverage
 FIT_PROBES = 3000  # train messages (a seeded sample) that the nearest-example fit is judged on
 
 
+def cover_mode(cover: bool | str) -> str | None:
+    """The covering mode ``cover`` names (True: ``centroid``, False: ``none``), or None when it names none of COVERS."""
+    if isinstance(cover, bool):
+        return "centroid" if cover else "none"
+    return cover if cover in COVERS else None
+
+
 def reply_of(parsed: Any) -> str:
     """A route call's reply as a label: a dict's ``label``, else the text."""
     if isinstance(parsed, dict):
@@ -149,8 +156,8 @@ class ConfusionExamples:
         """``cover``: ``"centroid"`` (or True) adds one prototype per reply before the confusions (step 0);
         ``"fit"`` adds the confusions first, then fills the route up to ``bound`` examples by the nearest-example
         fit (:mod:`~nlgrad.methods.nlpg.nearest_fit`); ``"none"`` (or False) adds only confusion examples."""
-        self.cover = {True: "centroid", False: "none"}.get(cover, cover) if isinstance(cover, bool) else cover
-        if self.cover not in COVERS:
+        self.cover = cover_mode(cover)
+        if self.cover is None:
             raise ValueError(f"cover must be one of {', '.join(COVERS)}, got {cover!r}")
         if self.cover == "fit" and not bound:
             raise ValueError("cover='fit' needs the example bound it fills up to")

@@ -34,7 +34,7 @@ from nlgrad.runtime.module import route_instructions
 from nlgrad.methods.nlpg.abstraction import CorrectionAbstractor
 from nlgrad.methods.example_bank import EXAMPLES_PER_CALL, example_selection, with_example_room
 from nlgrad.methods.nlpg.aggregate import aggregate, attribute_support
-from nlgrad.methods.nlpg.confusion_examples import COVERS, PARTNERS, ConfusionExamples
+from nlgrad.methods.nlpg.confusion_examples import COVERS, PARTNERS, ConfusionExamples, cover_mode
 from nlgrad.methods.nlpg.failure_groups import FailureGroup, group_failures
 from nlgrad.methods.nlpg.proposals import Candidate, CorrectionProposer
 from nlgrad.methods.nlpg.tag_lessons import TagLessonWriter
@@ -98,9 +98,8 @@ class NLPG:
         if examples_partner not in PARTNERS:
             raise ConfigError(f"examples_partner must be one of {', '.join(PARTNERS)}", field="--method-option",
                               value=f"examples_partner={examples_partner}")
-        cover = {True: "centroid", False: "none"}[examples_cover] if isinstance(examples_cover, bool) \
-            else examples_cover
-        if cover not in COVERS:
+        cover = cover_mode(examples_cover)
+        if cover is None:
             raise ConfigError(f"examples_cover must be true, false or one of {', '.join(COVERS)}",
                               field="--method-option", value=f"examples_cover={examples_cover}")
         self.examples, self.examples_k = examples, examples_k
