@@ -38,6 +38,8 @@ def eval_cmd(
     policy_placement: str = typer.Option("system", "--policy-placement", help="Where a call's lessons go: system "
                                          "(the template's policy slot), input (just before the task input) or demos "
                                          "(example entries as prior user/assistant turns, the rest in the slot)."),
+    examples_k: Optional[int] = typer.Option(None, "--examples-k", help="Show each call its K nearest example "
+                                             "entries instead of the policy's own k (a policy of worked examples)."),
     step_cap: Optional[int] = typer.Option(None, "--step-cap", help="Max environment steps per task."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds allowed per task."),
     run_dir: Optional[Path] = typer.Option(None, "--run-dir", help="Write here (and resume a run written here)."),
@@ -56,7 +58,7 @@ def eval_cmd(
     request = EvalRequest(benchmark=benchmark, split=split, n=n, workers=workers, program=program,
                           policy=str(policy) if policy else None, policy_version=policy_version,
                           policy_whole=policy_whole, policy_placement=policy_placement, step_cap=step_cap,
-                          timeout_s=timeout,
+                          timeout_s=timeout, examples_k=examples_k,
                           run_dir=str(run_dir) if run_dir else None, executor=executor, ray_address=ray_address,
                           retry_errors=not keep_errors)
     result, used_lm = run_eval(request, settings, console=err, progress=sys.stderr.isatty())

@@ -72,6 +72,7 @@ class EvalRequest:
     executor: str = "thread"
     ray_address: str | None = None
     retry_errors: bool = True  # on resume, run again the tasks whose saved result is an error
+    examples_k: int | None = None  # show each call this many nearest examples instead of the policy's own k
 
     def validate(self) -> None:
         if self.executor not in EXECUTOR_KINDS:
@@ -88,6 +89,8 @@ class EvalRequest:
             raise ConfigError("workers must be at least 1", field="--workers", value=self.workers)
         if self.step_cap is not None and self.step_cap < 1:
             raise ConfigError("step cap must be at least 1", field="--step-cap", value=self.step_cap)
+        if self.examples_k is not None and self.examples_k < 1:
+            raise ConfigError("examples k must be at least 1", field="--examples-k", value=self.examples_k)
 
 
 def retrieval_hook(policy: Any):
@@ -99,6 +102,16 @@ def retrieval_hook(policy: Any):
     return Retriever(load_embedder(selection.embedder), k=selection.k or 4, utility_weight=selection.utility_weight)
 
 
+def with_examples_k(policy: Any, k: int, source: str) -> PolicyMemory:
+    """``policy`` showing each call its ``k`` nearest example entries (a deployment's choice, the same for every
+    policy it compares); only a policy whose selection is ``examples`` has such a k."""
+    selection = getattr(policy, "selection", None)
+    if not isinstance(policy, PolicyMemory) or selection is None or selection.kind != "examples":
+        raise ConfigError("--examples-k needs a policy whose selection is 'examples' (worked examples shown per "
+                          "input)", field="--policy", value=source)
+    return policy.model_copy(update={"selection": selection.model_copy(update={"k": k})})
+
+
 def run_eval(request: EvalRequest, settings: Settings, *, console: Console | None = None,
              progress: bool = True) -> tuple[RunResult, LM]:
     request.validate()
@@ -106,6 +119,8 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
     benchmark = load_benchmark(request.benchmark)
     program = load_program(request.program or benchmark.default_program, benchmark=benchmark)
     policy = policy_from_option(request.policy, request.policy_version, benchmark)
+    if request.examples_k is not None:
+        policy = with_examples_k(policy, request.examples_k, str(request.policy))
     if request.policy is not None and (request.policy_whole or request.policy_placement != "system"):
         from nlgrad.policy.view import PolicyView
 
@@ -123,6 +138,8 @@ def run_eval(request: EvalRequest, settings: Settings, *, console: Console | Non
                   for name, r in settings.roles.items()},
         "cache": settings.use_cache,
     }
+    if request.examples_k is not None:  # only when set, so run dirs written before the option still resume
+        config["examples_k"] = request.examples_k
     path = Path(request.run_dir) if request.run_dir else Path(settings.runs_dir) / make_run_id(
         "eval", benchmark.id, request.split, config)
     run_dir = RunDir(path, retry_errors=request.retry_errors).create()

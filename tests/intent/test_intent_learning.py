@@ -123,3 +123,26 @@ def test_nlpg_fit_cover_fills_the_bound_after_the_confusions_with_what_no_exampl
 def test_nlpg_refuses_an_unknown_examples_cover(settings, intent_data, copying_agent, tmp_path):
     with pytest.raises(ConfigError, match="examples_cover=nearest"):
         optimize(settings, tmp_path / "pol", examples_cover="nearest")
+
+
+def test_eval_examples_k_shows_each_call_that_many_examples_and_records_it(settings, intent_data, copying_agent,
+                                                                           tmp_path):
+    from nlgrad.evaluate import EvalRequest, run_eval
+
+    optimize(settings, tmp_path / "knn", method="knn_fewshot")
+    shown, uncached = {}, settings.model_copy(update={"use_cache": False})  # every call reaches the agent
+    for k in (None, 1):
+        before = len(copying_agent)
+        result, _ = run_eval(EvalRequest(benchmark="banking77", split="test", n=8, policy=str(tmp_path / "knn"),
+                                         examples_k=k), uncached, progress=False)
+        # each call: the system prompt, one user / assistant pair per example shown, the message
+        shown[k] = {(len(messages) - 2) // 2 for messages in copying_agent[before:]}
+        config = json.loads((result.run_dir.path / "config.json").read_text())
+        assert config.get("examples_k") == k
+    assert shown[1] == {1} and max(shown[None]) > 1
+    with pytest.raises(ConfigError, match="--examples-k needs a policy") as refused:
+        run_eval(EvalRequest(benchmark="banking77", split="test", n=2, examples_k=2), settings, progress=False)
+    assert refused.value.field == "--policy"
+    with pytest.raises(ConfigError, match="at least 1"):
+        run_eval(EvalRequest(benchmark="banking77", split="test", n=2, policy=str(tmp_path / "knn"), examples_k=0),
+                 settings, progress=False)
