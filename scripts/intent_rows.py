@@ -45,7 +45,21 @@ def command(config: dict) -> str:
         parts.append(f"--program {config['program']}")
     if config.get("policy"):
         parts.append(f"--policy {config['policy']}")
+    if config.get("examples_k"):
+        parts.append(f"--examples-k {config['examples_k']}")
     return " ".join(parts)
+
+
+def shown_k(config: dict) -> int | None:
+    """Examples shown per call: the eval's ``--examples-k``, else the policy's own selection k (None: no examples)."""
+    if config.get("examples_k"):
+        return int(config["examples_k"])
+    if not config.get("policy"):
+        return None
+    from nlgrad.policy import PolicyMemory
+
+    selection = PolicyMemory.load(config["policy"]).selection
+    return selection.k if selection is not None and selection.kind == "examples" else None
 
 
 def entries(policy: str | None) -> int:
@@ -68,7 +82,8 @@ def row(method: str, path: Path, none: tuple[dict, dict[str, float], dict]) -> d
     pair = paired_comparison(scores, base_scores)
     return {"benchmark": config["benchmark"], "split": config["split"], "method": method,
             "agent": config["roles"]["agent"]["model"], "program": config.get("program"),
-            "policy": config.get("policy"), "entries": entries(config.get("policy")), "n": len(scores),
+            "policy": config.get("policy"), "entries": entries(config.get("policy")),
+            "examples_k": shown_k(config), "n": len(scores),
             "mean": round(est.mean, 4), "ci95": [round(est.lo, 4), round(est.hi, 4)],
             "metrics": {k: round(v, 4) for k, v in (summary.get("metrics") or {}).items()},
             "diff_vs_none": {"mean": round(diff.mean, 4), "ci95": [round(diff.lo, 4), round(diff.hi, 4)],
@@ -101,6 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--control", metavar="METHOD",
                         help="also pair every other learned row with this row's run (e.g. random_examples)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "intent.json")
+    parser.add_argument("--print-only", action="store_true", help="print the rows, merge nothing into --out")
     args = parser.parse_args(argv)
     none = read_run(args.none)
     rows = [row("none", args.none, none)]
@@ -109,16 +125,23 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(row(method, Path(path), none))
     if args.control:
         add_control_diffs(rows, args.control, {spec.partition("=")[0]: Path(spec.partition("=")[2]) for spec in args.row})
-    old = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else []
+    if not args.print_only:
+        merge(args.out, rows)
+    for r in rows:
+        d = r["diff_vs_none"]
+        print(f"{r['benchmark']} {r['method']:<16} n={r['n']} entries={r['entries']:<4} k={r['examples_k']} "
+              f"{r['mean']:.3f} diff {d['mean']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] "
+              f"won {d['won']} lost {d['lost']}")
+
+
+def merge(out: Path, rows: list[dict]) -> None:
+    """Merges ``rows`` into the results file ``out`` by (benchmark, split, method, agent, n): a rerun replaces its row."""
+    old = json.loads(out.read_text(encoding="utf-8")) if out.exists() else []
     key = lambda r: (r["benchmark"], r["split"], r["method"], r["agent"], r["n"])  # noqa: E731
     merged = {key(r): r for r in old}
     merged.update({key(r): r for r in rows})
-    write_json_atomic(args.out, sorted(merged.values(), key=lambda r: (r["benchmark"], r["agent"], r["n"],
-                                                                      r["method"] != "none", r["method"])))
-    for r in rows:
-        d = r["diff_vs_none"]
-        print(f"{r['benchmark']} {r['method']:<16} n={r['n']} entries={r['entries']:<4} {r['mean']:.3f} "
-              f"diff {d['mean']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] won {d['won']} lost {d['lost']}")
+    write_json_atomic(out, sorted(merged.values(), key=lambda r: (r["benchmark"], r["agent"], r["n"],
+                                                                 r["method"] != "none", r["method"])))
 
 
 if __name__ == "__main__":
