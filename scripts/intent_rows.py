@@ -50,29 +50,25 @@ def command(config: dict) -> str:
     return " ".join(parts)
 
 
-def shown_k(config: dict) -> int | None:
-    """Examples shown per call: the eval's ``--examples-k``, else the policy's own selection k (None: no examples)."""
-    if config.get("examples_k"):
-        return int(config["examples_k"])
+def policy_facts(config: dict) -> tuple[int, int | None]:
+    """The run's policy, loaded once: its entry count, and the examples shown per call (the eval's
+    ``--examples-k``, else the policy's own selection k; None: no examples)."""
+    k = int(config["examples_k"]) if config.get("examples_k") else None
     if not config.get("policy"):
-        return None
+        return 0, k
     from nlgrad.policy import PolicyMemory
 
-    selection = PolicyMemory.load(config["policy"]).selection
-    return selection.k if selection is not None and selection.kind == "examples" else None
-
-
-def entries(policy: str | None) -> int:
-    if not policy:
-        return 0
-    from nlgrad.policy import PolicyMemory
-
-    return PolicyMemory.load(policy).n_entries()
+    memory = PolicyMemory.load(config["policy"])
+    selection = memory.selection
+    if k is None and selection is not None and selection.kind == "examples":
+        k = selection.k
+    return memory.n_entries(), k
 
 
 def row(method: str, path: Path, none: tuple[dict, dict[str, float], dict]) -> dict:
     config, scores, summary = read_run(path)
     base_config, base_scores, _ = none
+    n_entries, examples_k = policy_facts(config)
     if (config["benchmark"], config["split"]) != (base_config["benchmark"], base_config["split"]):
         raise SystemExit(f"{path}: {config['benchmark']}/{config['split']} is not the --none run's "
                          f"{base_config['benchmark']}/{base_config['split']}")
@@ -82,8 +78,7 @@ def row(method: str, path: Path, none: tuple[dict, dict[str, float], dict]) -> d
     pair = paired_comparison(scores, base_scores)
     return {"benchmark": config["benchmark"], "split": config["split"], "method": method,
             "agent": config["roles"]["agent"]["model"], "program": config.get("program"),
-            "policy": config.get("policy"), "entries": entries(config.get("policy")),
-            "examples_k": shown_k(config), "n": len(scores),
+            "policy": config.get("policy"), "entries": n_entries, "examples_k": examples_k, "n": len(scores),
             "mean": round(est.mean, 4), "ci95": [round(est.lo, 4), round(est.hi, 4)],
             "metrics": {k: round(v, 4) for k, v in (summary.get("metrics") or {}).items()},
             "diff_vs_none": {"mean": round(diff.mean, 4), "ci95": [round(diff.lo, 4), round(diff.hi, 4)],
