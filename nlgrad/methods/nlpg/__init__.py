@@ -7,6 +7,9 @@
 - :mod:`~nlgrad.methods.nlpg.abstraction`: general lessons across a route's corrections (``abstract=True``);
 - :mod:`~nlgrad.methods.nlpg.failure_groups` and :mod:`~nlgrad.methods.nlpg.tag_lessons`: failures grouped by the
   metric's tags, one lesson per group (``tag_groups=True``);
+- :mod:`~nlgrad.methods.nlpg.confusion_examples` and :mod:`~nlgrad.methods.nlpg.nearest_fit`: worked examples from
+  recurring confusions (``examples=N``); :mod:`~nlgrad.methods.nlpg.example_use`: one lesson per route on how to use
+  its examples, from failed calls that were shown the right reply (``example_lessons=True``);
 - :mod:`~nlgrad.methods.nlpg.aggregate`: support, near-duplicates, contradictions and copied details -> operations
   (LangMARL aggregates its lessons with it too).
 

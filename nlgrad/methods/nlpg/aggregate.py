@@ -12,7 +12,7 @@ feedback says the same thing (:func:`attribute_support`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from nlgrad.methods.lesson_checks import (condition_problem, copied_instance_details, copied_passage, narrated_runs,
                                           script_problem)
@@ -47,8 +47,8 @@ def merge_duplicates(candidates: list[Candidate], similarity: Similarity, thresh
                 head.notes.append(f"merged near-duplicate: {cand.text}")
                 break
         else:
-            clusters.append(Candidate(cand.route, cand.text, cand.when, sorted(set(cand.trace_ids)),
-                                      cand.replaces, list(cand.notes), list(cand.match)))
+            clusters.append(replace(cand, trace_ids=sorted(set(cand.trace_ids)), notes=list(cand.notes),
+                                    match=list(cand.match)))
     return clusters
 
 
@@ -75,8 +75,7 @@ def attribute_support(candidates: list[Candidate], records: list, similarity: Si
                 best[rec.trace_id] = max(best.get(rec.trace_id, 0.0), score)
         for trace_id, score in sorted(best.items()):
             notes.append(f"supported by the feedback of {trace_id} (similarity {score:.2f})")
-        out.append(Candidate(cand.route, cand.text, cand.when, sorted(support | set(best)), cand.replaces, notes,
-                             list(cand.match)))
+        out.append(replace(cand, trace_ids=sorted(support | set(best)), notes=notes, match=list(cand.match)))
     return out
 
 
@@ -153,10 +152,11 @@ def aggregate(candidates: list[Candidate], *, min_support: int = 2, instance_spe
     reason = f"NLPG iteration {iteration}" if iteration is not None else "NLPG"
     for cand in supported:
         report.kept.append(cand.to_dict())
+        why = f"{reason}: support {cand.support}" + (f"; {cand.kind}" if cand.kind else "")
         if cand.replaces:
             ops.append(EditOp(id=cand.replaces, text=cand.text, when=cand.when or "", trace_ids=cand.trace_ids,
-                              match=cand.match or None, reason=f"{reason}: support {cand.support}"))
+                              match=cand.match or None, reason=why))
         else:
             ops.append(AddOp(route=cand.route, text=cand.text, when=cand.when, trace_ids=cand.trace_ids,
-                             match=cand.match, reason=f"{reason}: support {cand.support}"))
+                             match=cand.match, reason=why))
     return ops, report

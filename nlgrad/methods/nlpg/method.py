@@ -25,7 +25,7 @@ from nlgrad.credit.backward import NodeFeedbackRecord
 from nlgrad.credit.propagator import CriticBackward, Propagator, PropagatorFactory
 from nlgrad.lm.fanout import fan_out
 from nlgrad.errors import ConfigError
-from nlgrad.methods.base import Proposal, Workspace
+from nlgrad.methods.base import Proposal, Workspace, guard_not_test
 from nlgrad.methods.conditions import route_inputs
 from nlgrad.methods.estimate import RunShape, loop_calls
 from nlgrad.methods.correction_similarity import contradiction_threshold, correction_similarity
@@ -35,10 +35,12 @@ from nlgrad.methods.nlpg.abstraction import CorrectionAbstractor
 from nlgrad.methods.example_bank import EXAMPLES_PER_CALL, example_selection, with_example_room
 from nlgrad.methods.nlpg.aggregate import aggregate, attribute_support
 from nlgrad.methods.nlpg.confusion_examples import COVERS, PARTNERS, ConfusionExamples, cover_mode
+from nlgrad.methods.nlpg.example_use import (ExampleUseLessonWriter, IgnoredExample, has_example_use_lesson,
+                                             ignored_examples)
 from nlgrad.methods.nlpg.failure_groups import FailureGroup, group_failures
 from nlgrad.methods.nlpg.proposals import Candidate, CorrectionProposer
 from nlgrad.methods.nlpg.tag_lessons import TagLessonWriter
-from nlgrad.policy import PolicyMemory, UpdateProvenance, apply_update
+from nlgrad.policy import EntryKind, PolicyMemory, UpdateProvenance, apply_update
 from nlgrad.runtime.executor import TaskResult
 
 
@@ -52,7 +54,8 @@ class NLPG:
                  abstract: bool = False, tag_groups: bool = False, unconditional_tag_lessons: bool = False,
                  critic: bool = True, examples: int = 0, examples_k: int = EXAMPLES_PER_CALL,
                  examples_per_iteration: int = 12, examples_cover: bool | str = True,
-                 examples_partner: str = "same", propagator: PropagatorFactory | None = None):
+                 examples_partner: str = "same", example_lessons: bool = False,
+                 propagator: PropagatorFactory | None = None):
         """``min_support``: distinct traces a correction needs (``nlgrad optimize --min-support``); ``max_diagnose``:
         failed traces the critic diagnoses per iteration, plus ``contrast_successes`` successes for contrast.
         ``similarity`` decides which corrections are near-duplicates when support is counted: ``"minilm"``
@@ -74,7 +77,10 @@ class NLPG:
         nearest example of their own label (:mod:`~nlgrad.methods.nlpg.nearest_fit`); ``examples_partner`` says what stands next to each failed
         message: ``same`` (the default: its own label's nearest other message) or ``confused`` (a message of the label it
         was confused with, which misled the agent twice as often where it was shown)
-        (:mod:`~nlgrad.methods.nlpg.confusion_examples`; needs a program with ``reference_outputs``). ``propagator`` (a Python argument, not a command-line
+        (:mod:`~nlgrad.methods.nlpg.confusion_examples`; needs a program with ``reference_outputs``).
+        ``example_lessons`` adds, per route with example entries, one lesson on how to use them when >= ``min_support``
+        failed tasks were shown an example of the right reply and replied otherwise
+        (:mod:`~nlgrad.methods.nlpg.example_use`; needs ``reference_outputs`` too). ``propagator`` (a Python argument, not a command-line
         option) builds the propagator of each critique from the LM (:mod:`nlgrad.credit.propagator`); the default is
         :meth:`default_propagator`, the critic and the backward pass."""
         if min_support < 1 or max_diagnose < 1 or contrast_successes < 0:
@@ -103,6 +109,7 @@ class NLPG:
             raise ConfigError(f"examples_cover must be true, false or one of {', '.join(COVERS)}",
                               field="--method-option", value=f"examples_cover={examples_cover}")
         self.examples, self.examples_k = examples, examples_k
+        self.example_lessons = example_lessons
         self.example_learner = ConfusionExamples(per_iteration=examples_per_iteration, embedder=similarity,
                                                  cover=cover, partner=examples_partner, bound=examples) \
             if examples else None
@@ -122,6 +129,8 @@ class NLPG:
             calls["critic"] = diagnosed * (1 + backward)
             calls["optimizer"] = routes * options["proposals_per_route"] + (routes if options["abstract"] else 0)
         if options["tag_groups"]:
+            calls["optimizer"] = calls.get("optimizer", 0) + routes
+        if options["example_lessons"]:
             calls["optimizer"] = calls.get("optimizer", 0) + routes
         return calls
 
@@ -195,6 +204,25 @@ class NLPG:
             "candidates": [c.to_dict() for c in written if c is not None], "skipped": writer.skipped})
         return [c for c in written if c is not None]
 
+    def example_use_lessons(self, ws: Workspace, memory: PolicyMemory, rollouts, instructions: dict[str, str],
+                            iteration: int) -> list[Candidate]:
+        """Per route that holds no example-use lesson yet, one lesson from its ignored examples when they recur
+        (>= ``min_support`` tasks); written side by side, recorded in ``example_use.json``."""
+        tasks = {t.id: t for t in guard_not_test(ws.train_tasks)}
+        cases = ignored_examples(ws.program, memory, rollouts, tasks)
+        by_route: dict[str, list[IgnoredExample]] = {}
+        for case in cases:
+            by_route.setdefault(case.route, []).append(case)
+        routes = [r for r, found in sorted(by_route.items()) if r in instructions
+                  and len({c.task_id for c in found}) >= self.min_support and not has_example_use_lesson(memory, r)]
+        writer = ExampleUseLessonWriter(ws.lm)
+        written = fan_out(lambda route: writer.write(route, by_route[route], instructions=instructions[route]),
+                          routes, ws.lm.parallelism("optimizer"))
+        ws.write(iteration, "example_use.json", {
+            "ignored": [vars(c) for c in cases], "routes": routes,
+            "candidates": [c.to_dict() for c in written if c is not None], "skipped": writer.skipped})
+        return [c for c in written if c is not None]
+
     def abstract_candidates(self, ws: Workspace, candidates: list[Candidate], instructions: dict[str, str],
                             specific: set[str], iteration: int) -> list[Candidate]:
         abstractor = CorrectionAbstractor(ws.lm, max_items=self.max_items)
@@ -229,6 +257,8 @@ class NLPG:
         ws.write(iteration, "proposals.json", {"candidates": [c.to_dict() for c in candidates], "skipped": skipped})
         if self.tag_groups:  # tag lessons lead: a critic correction that paraphrases one merges into it
             candidates = self.tag_lessons(ws, rollouts, instructions, iteration) + candidates
+        if self.example_lessons:
+            candidates = self.example_use_lessons(ws, memory, rollouts, instructions, iteration) + candidates
 
         specific = workspace_instance_tokens(ws, rollouts.traces.values(), results=rollouts.results,
                                              general_text=" ".join(instructions.values()))
@@ -255,6 +285,8 @@ class NLPG:
             ops = example_ops + ops
             bounds = with_example_room(cfg.bounds, self.examples, len(example_ops))
             start = memory.model_copy(update={"selection": example_selection(self.examples_k, self.similarity)})
+        elif held := held_examples(memory):  # lessons added beside a policy's examples (e.g. --init-policy)
+            bounds = with_example_room(cfg.bounds, held, 0)
         if not ops:
             return Proposal(None, [], None, batch_mean, note="no correction had enough support")
         # each op carries the traces of its own lesson; the update adds none, so entries do not share them
@@ -264,3 +296,8 @@ class NLPG:
         if not report.changed:
             return Proposal(None, ops, report, batch_mean, note="every operation was trimmed by the bounds")
         return Proposal(candidate, ops, report, batch_mean, note=report.summary())
+
+
+def held_examples(memory: PolicyMemory) -> int:
+    """The most example entries any route of ``memory`` holds."""
+    return max((sum(e.kind == EntryKind.example for e in memory.active_entries(r)) for r in memory.routes()), default=0)

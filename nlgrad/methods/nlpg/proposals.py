@@ -50,6 +50,7 @@ class Candidate:
     replaces: str | None = None
     notes: list[str] = field(default_factory=list)
     match: list[str] = field(default_factory=list)  # input patterns: a conditional lesson (empty: always shown)
+    kind: str | None = None  # what made the candidate, when not the critic's corrections: kept in the entry's reason
 
     @property
     def support(self) -> int:
