@@ -51,7 +51,9 @@ def test_recurring_ignored_examples_become_one_gated_lesson_on_using_them(settin
     assert outcome.test["initial"]["score"]["mean"] == 0.25 and outcome.test["final"]["score"]["mean"] == 1.0
     # the route now holds its lesson: the second iteration writes none
     assert json.loads((tmp_path / "pol/run/iter-0002/example_use.json").read_text())["routes"] == []
-    assert sum(WRITER_ASK in m[-1]["content"] for m in calls) == 1
+    # one writer call per 4 ignored examples, at most 3 (the samples), all in iteration 1; their lessons merged
+    assert sum(WRITER_ASK in m[-1]["content"] for m in calls) == min(3, -(-len(record["ignored"]) // 4)) > 1
+    assert len(record["candidates"]) > 1
 
 
 def test_without_the_option_no_example_use_lesson_is_written(settings, intent_data, monkeypatch, tmp_path):

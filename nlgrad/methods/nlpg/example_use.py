@@ -80,14 +80,25 @@ def has_example_use_lesson(memory: PolicyMemory, route: str) -> bool:
 class ExampleUseLessonWriter:
     """Writes one lesson per route from its ignored examples (see the module docstring)."""
 
-    def __init__(self, lm, *, role: str = "optimizer", max_cases: int = 4, max_tokens: int = 160):
+    def __init__(self, lm, *, role: str = "optimizer", max_cases: int = 4, samples: int = 3, max_tokens: int = 160):
         self.lm, self.role, self.max_cases, self.max_tokens = lm, role, max_cases, max_tokens
+        self.samples = samples
         self.module = method_module("example_use_lesson.j2", "optimizer.example_use_lesson")
         self.skipped: list[dict[str, str]] = []
 
-    def write(self, route: str, cases: list[IgnoredExample], *, instructions: str) -> Candidate | None:
-        """The lesson for ``route`` from ``cases`` (all of that route), or ``None`` (recorded in :attr:`skipped`)
-        when the writer's reply is unusable."""
+    def write_all(self, route: str, cases: list[IgnoredExample], *, instructions: str) -> list[Candidate]:
+        """Up to ``samples`` lessons for ``route``, each written from its own ``max_cases`` of ``cases`` (a small
+        writer's lesson depends on the few cases it reads, and may copy one of them: the aggregation drops such
+        lessons and merges paraphrases, so the samples vote). Each is supported by every task of ``cases``."""
+        chunks = [cases[i:i + self.max_cases] for i in range(0, len(cases), self.max_cases)][: self.samples]
+        written = [self.write(route, chunk, instructions=instructions, support=cases) for chunk in chunks]
+        return [c for c in written if c is not None]
+
+    def write(self, route: str, cases: list[IgnoredExample], *, instructions: str,
+              support: list[IgnoredExample] | None = None) -> Candidate | None:
+        """The lesson for ``route`` from ``cases``, supported by the tasks of ``support`` (default: ``cases``), or
+        ``None`` (recorded in :attr:`skipped`) when the writer's reply is unusable."""
+        support = support or cases
         shown = [{"input": clip(c.message, 400), "example": clip(c.example, 500), "got": clip(c.got, 120),
                   "expected": clip(c.expected, 120)} for c in cases[: self.max_cases]]
         messages = self.module.render("", {"route": route, "instructions": instructions[:600], "cases": shown})
@@ -98,9 +109,9 @@ class ExampleUseLessonWriter:
             self.skipped.append({"route": route, "reason": str(exc)[:500]})
             return None
         when, dropped = usable_condition(reply.when, route)
-        note = (f"{REASON}: {len({c.task_id for c in cases})} failed tasks were shown an example of the right reply "
-                f"and replied otherwise")
-        return Candidate(route=route, text=reply.text, when=when, trace_ids=sorted({c.task_id for c in cases}),
+        note = (f"{REASON}: {len({c.task_id for c in support})} failed tasks were shown an example of the right "
+                f"reply and replied otherwise; written from {', '.join(c.task_id for c in cases[: self.max_cases])}")
+        return Candidate(route=route, text=reply.text, when=when, trace_ids=sorted({c.task_id for c in support}),
                          notes=[note, dropped] if dropped else [note], kind=REASON)
 
 

@@ -131,7 +131,7 @@ class NLPG:
         if options["tag_groups"]:
             calls["optimizer"] = calls.get("optimizer", 0) + routes
         if options["example_lessons"]:
-            calls["optimizer"] = calls.get("optimizer", 0) + routes
+            calls["optimizer"] = calls.get("optimizer", 0) + 3 * routes  # ExampleUseLessonWriter.samples
         return calls
 
     def default_propagator(self, lm) -> Propagator:
@@ -216,12 +216,13 @@ class NLPG:
         routes = [r for r, found in sorted(by_route.items()) if r in instructions
                   and len({c.task_id for c in found}) >= self.min_support and not has_example_use_lesson(memory, r)]
         writer = ExampleUseLessonWriter(ws.lm)
-        written = fan_out(lambda route: writer.write(route, by_route[route], instructions=instructions[route]),
-                          routes, ws.lm.parallelism("optimizer"))
-        ws.write(iteration, "example_use.json", {
-            "ignored": [vars(c) for c in cases], "routes": routes,
-            "candidates": [c.to_dict() for c in written if c is not None], "skipped": writer.skipped})
-        return [c for c in written if c is not None]
+        written = [c for batch in fan_out(
+            lambda route: writer.write_all(route, by_route[route], instructions=instructions[route]), routes,
+            ws.lm.parallelism("optimizer")) for c in batch]
+        ws.write(iteration, "example_use.json", {"ignored": [vars(c) for c in cases], "routes": routes,
+                                                 "candidates": [c.to_dict() for c in written],
+                                                 "skipped": writer.skipped})
+        return written
 
     def abstract_candidates(self, ws: Workspace, candidates: list[Candidate], instructions: dict[str, str],
                             specific: set[str], iteration: int) -> list[Candidate]:
