@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -103,21 +103,25 @@ class Confusion:
         return len(set(self.task_ids))
 
 
-def batch_confusions(program, rollouts: RunResult, tasks: dict[str, Task]) -> list[dict[str, str]]:
-    """``{"task_id", "route", "expected", "got"}`` for each failed rollout, at its first route that replied wrong."""
-    found = []
+def first_wrong_calls(program, rollouts: RunResult, tasks: dict[str, Task]) -> Iterator[tuple[str, dict, str, str]]:
+    """``(task_id, call, expected, got)`` for each failed rollout of a known task, at its first call whose route
+    replied otherwise than the task's reference output."""
     for result in rollouts.results:
         trace = rollouts.traces.get(result.task_id)
         if result.error or result.success or trace is None or result.task_id not in tasks:
             continue
         refs = reference_outputs(program, tasks[result.task_id])
         for call in trace.module_calls():
-            route = call["route"]
-            if route in refs and not same(reply_of(call.get("parsed")), str(refs[route])):
-                found.append({"task_id": result.task_id, "route": route, "expected": str(refs[route]),
-                              "got": reply_of(call.get("parsed"))})
+            route, got = call["route"], reply_of(call.get("parsed"))
+            if route in refs and not same(got, str(refs[route])):
+                yield result.task_id, call, str(refs[route]), got
                 break
-    return found
+
+
+def batch_confusions(program, rollouts: RunResult, tasks: dict[str, Task]) -> list[dict[str, str]]:
+    """``{"task_id", "route", "expected", "got"}`` for each failed rollout, at its first route that replied wrong."""
+    return [{"task_id": task_id, "route": call["route"], "expected": expected, "got": got}
+            for task_id, call, expected, got in first_wrong_calls(program, rollouts, tasks)]
 
 
 def credit_votes(program, memory: PolicyMemory, rollouts: RunResult, tasks: dict[str, Task]) -> list[Any]:

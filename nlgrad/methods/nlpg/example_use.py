@@ -20,8 +20,7 @@ import logging
 from dataclasses import dataclass
 
 from nlgrad.errors import LMCallError, StructuredOutputError
-from nlgrad.methods.example_bank import reference_outputs
-from nlgrad.methods.nlpg.confusion_examples import reply_of, same
+from nlgrad.methods.nlpg.confusion_examples import first_wrong_calls, same
 from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.methods.nlpg.tag_lessons import TagLesson, usable_condition
 from nlgrad.methods.prompts import method_module
@@ -53,22 +52,11 @@ def ignored_examples(program, memory: PolicyMemory, rollouts: RunResult, tasks: 
     (the nearest such example: the last shown)."""
     examples = {e.id: e.text for r in memory.routes() for e in memory.active_entries(r) if e.kind == EntryKind.example}
     found = []
-    for result in rollouts.results:
-        trace = rollouts.traces.get(result.task_id)
-        if result.error or result.success or trace is None or result.task_id not in tasks:
-            continue
-        refs = reference_outputs(program, tasks[result.task_id])
-        for call in trace.module_calls():
-            expected = refs.get(call["route"])
-            got = reply_of(call.get("parsed"))
-            if expected is None or same(got, str(expected)):
-                continue
-            right = [examples[i] for i in call.get("policy_entries") or []
-                     if i in examples and same((split_example(examples[i]) or ("", ""))[1], str(expected))]
-            if right:
-                found.append(IgnoredExample(result.task_id, call["route"], _message(call.get("inputs")), right[-1],
-                                            str(expected), got))
-            break
+    for task_id, call, expected, got in first_wrong_calls(program, rollouts, tasks):
+        right = [examples[i] for i in call.get("policy_entries") or []
+                 if i in examples and same((split_example(examples[i]) or ("", ""))[1], expected)]
+        if right:
+            found.append(IgnoredExample(task_id, call["route"], _message(call.get("inputs")), right[-1], expected, got))
     return found
 
 
