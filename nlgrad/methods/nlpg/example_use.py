@@ -47,7 +47,8 @@ class IgnoredExample:
     got: str
 
 
-def ignored_examples(program, memory: PolicyMemory, rollouts: RunResult, tasks: dict[str, Task]) -> list[IgnoredExample]:
+def ignored_examples(program, memory: PolicyMemory, rollouts: RunResult,
+                     tasks: dict[str, Task]) -> list[IgnoredExample]:
     """One :class:`IgnoredExample` per failed rollout whose first wrong call was shown an example of the right reply
     (the nearest such example: the last shown)."""
     examples = {e.id: e.text for r in memory.routes() for e in memory.active_entries(r) if e.kind == EntryKind.example}
