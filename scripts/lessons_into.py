@@ -16,8 +16,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from nlgrad.methods.example_bank import with_example_room
-from nlgrad.methods.nlpg.method import held_examples
+from nlgrad.methods.example_bank import held_examples, with_example_room
 from nlgrad.policy import AddOp, EntryKind, PolicyBounds, PolicyStore, UpdateProvenance, apply_update
 
 

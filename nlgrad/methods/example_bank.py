@@ -48,6 +48,11 @@ def with_example_room(bounds: PolicyBounds, max_examples: int, per_update: int) 
         "max_edit_cost": bounds.max_edit_cost + 200 * per_update})
 
 
+def held_examples(memory: PolicyMemory) -> int:
+    """The most example entries any route of ``memory`` holds (the room :func:`with_example_room` must keep)."""
+    return max((sum(e.kind == EntryKind.example for e in memory.active_entries(r)) for r in memory.routes()), default=0)
+
+
 def reference_outputs(program, task: Task) -> dict[str, Any]:
     """``program.reference_outputs(task)``, or a ConfigError naming the program when it cannot give them."""
     method = getattr(program, "reference_outputs", None)

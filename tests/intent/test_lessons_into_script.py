@@ -27,7 +27,7 @@ def write_policy(path, examples: list[str], lessons: list[str] = ()):
 
 def test_the_control_gets_the_base_examples_and_the_same_lessons(tmp_path, capsys):
     script = load_script("lessons_into")
-    learned = write_policy(tmp_path / "learned", ["where is my card"] * 1 + [f"card {i}" for i in range(20)],
+    learned = write_policy(tmp_path / "learned", [f"card {i}" for i in range(20)],
                            ["Reply with the label of the example that asks the same thing."])
     base = write_policy(tmp_path / "random", [f"random message {i}" for i in range(30)])
     script.main(["--lessons-of", str(learned), "--base", str(base), "--out", str(tmp_path / "ctrl"),

@@ -20,6 +20,7 @@ import logging
 from dataclasses import dataclass
 
 from nlgrad.errors import LMCallError, StructuredOutputError
+from nlgrad.methods.conditions import call_input_text
 from nlgrad.methods.nlpg.confusion_examples import first_wrong_calls, same
 from nlgrad.methods.nlpg.proposals import Candidate
 from nlgrad.methods.nlpg.tag_lessons import TagLesson, usable_condition
@@ -33,6 +34,7 @@ from nlgrad.text import clip
 log = logging.getLogger(__name__)
 
 REASON = "how to use the shown examples"  # the note that marks a route's example-use lesson
+SAMPLES = 3  # lessons written per route, each from its own cases (ExampleUseLessonWriter.write_all)
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ def ignored_examples(program, memory: PolicyMemory, rollouts: RunResult,
         right = [examples[i] for i in call.get("policy_entries") or []
                  if i in examples and same((split_example(examples[i]) or ("", ""))[1], expected)]
         if right:
-            found.append(IgnoredExample(task_id, call["route"], _message(call.get("inputs")), right[-1], expected, got))
+            found.append(IgnoredExample(task_id, call["route"], call_input_text(call), right[-1], expected, got))
     return found
 
 
@@ -69,7 +71,8 @@ def has_example_use_lesson(memory: PolicyMemory, route: str) -> bool:
 class ExampleUseLessonWriter:
     """Writes one lesson per route from its ignored examples (see the module docstring)."""
 
-    def __init__(self, lm, *, role: str = "optimizer", max_cases: int = 4, samples: int = 3, max_tokens: int = 160):
+    def __init__(self, lm, *, role: str = "optimizer", max_cases: int = 4, samples: int = SAMPLES,
+                 max_tokens: int = 160):
         self.lm, self.role, self.max_cases, self.max_tokens = lm, role, max_cases, max_tokens
         self.samples = samples
         self.module = method_module("example_use_lesson.j2", "optimizer.example_use_lesson")
@@ -103,10 +106,3 @@ class ExampleUseLessonWriter:
         return Candidate(route=route, text=reply.text, when=when, trace_ids=sorted({c.task_id for c in support}),
                          notes=[note, dropped] if dropped else [note], kind=REASON)
 
-
-def _message(inputs) -> str:
-    """A call's input as text: a single field's value, else the fields one per line."""
-    if isinstance(inputs, dict):
-        values = [str(v) for v in inputs.values()]
-        return values[0] if len(values) == 1 else "\n".join(f"{k}: {v}" for k, v in inputs.items())
-    return str(inputs or "")

@@ -32,15 +32,16 @@ from nlgrad.methods.correction_similarity import contradiction_threshold, correc
 from nlgrad.methods.lesson_checks import workspace_instance_tokens
 from nlgrad.runtime.module import route_instructions
 from nlgrad.methods.nlpg.abstraction import CorrectionAbstractor
-from nlgrad.methods.example_bank import EXAMPLES_PER_CALL, example_selection, with_example_room
+from nlgrad.methods.example_bank import EXAMPLES_PER_CALL, example_selection, held_examples, with_example_room
 from nlgrad.methods.nlpg.aggregate import aggregate, attribute_support
 from nlgrad.methods.nlpg.confusion_examples import COVERS, PARTNERS, ConfusionExamples, cover_mode
+from nlgrad.methods.nlpg.example_use import SAMPLES as EXAMPLE_USE_SAMPLES
 from nlgrad.methods.nlpg.example_use import (ExampleUseLessonWriter, IgnoredExample, has_example_use_lesson,
                                              ignored_examples)
 from nlgrad.methods.nlpg.failure_groups import FailureGroup, group_failures
 from nlgrad.methods.nlpg.proposals import Candidate, CorrectionProposer
 from nlgrad.methods.nlpg.tag_lessons import TagLessonWriter
-from nlgrad.policy import EntryKind, PolicyMemory, UpdateProvenance, apply_update
+from nlgrad.policy import PolicyMemory, UpdateProvenance, apply_update
 from nlgrad.runtime.executor import TaskResult
 
 
@@ -80,8 +81,8 @@ class NLPG:
         (:mod:`~nlgrad.methods.nlpg.confusion_examples`; needs a program with ``reference_outputs``).
         ``example_lessons`` adds, per route with example entries, one lesson on how to use them when >= ``min_support``
         failed tasks were shown an example of the right reply and replied otherwise
-        (:mod:`~nlgrad.methods.nlpg.example_use`; needs ``reference_outputs`` too). ``propagator`` (a Python argument, not a command-line
-        option) builds the propagator of each critique from the LM (:mod:`nlgrad.credit.propagator`); the default is
+        (:mod:`~nlgrad.methods.nlpg.example_use`; needs ``reference_outputs`` too). ``propagator`` (a Python argument,
+        not a command-line option) builds the propagator of each critique from the LM (:mod:`nlgrad.credit.propagator`); the default is
         :meth:`default_propagator`, the critic and the backward pass."""
         if min_support < 1 or max_diagnose < 1 or contrast_successes < 0:
             raise ConfigError("min_support and max_diagnose must be >= 1, contrast_successes >= 0",
@@ -131,7 +132,7 @@ class NLPG:
         if options["tag_groups"]:
             calls["optimizer"] = calls.get("optimizer", 0) + routes
         if options["example_lessons"]:
-            calls["optimizer"] = calls.get("optimizer", 0) + 3 * routes  # ExampleUseLessonWriter.samples
+            calls["optimizer"] = calls.get("optimizer", 0) + EXAMPLE_USE_SAMPLES * routes
         return calls
 
     def default_propagator(self, lm) -> Propagator:
@@ -298,7 +299,3 @@ class NLPG:
             return Proposal(None, ops, report, batch_mean, note="every operation was trimmed by the bounds")
         return Proposal(candidate, ops, report, batch_mean, note=report.summary())
 
-
-def held_examples(memory: PolicyMemory) -> int:
-    """The most example entries any route of ``memory`` holds."""
-    return max((sum(e.kind == EntryKind.example for e in memory.active_entries(r)) for r in memory.routes()), default=0)
