@@ -97,13 +97,19 @@ def route_modules(program) -> dict[str, Module]:
     return found
 
 
-def route_instructions(program, route: str) -> str:
+def route_instructions(program, route: str, *, with_constants: bool = False) -> str:
     """The static instructions of a route's module: its ``system`` block rendered with an empty policy ("" when the
-    program holds no module for the route, or the block needs task variables)."""
+    program holds no module for the route, or the block needs task variables).
+
+    ``with_constants`` renders the module's ``constants`` too (a label list): the whole fixed system text, which is
+    what a prompt optimizer rewrites (the baselines' seed). Without them (the default) a block that needs a constant
+    gives "": nlgrad's own methods compare learned entries with the instructions' prose, and a label list there
+    would make every worked example look like a copy of the instructions."""
     module = route_modules(program).get(route)
     if module is None:
         return ""
+    variables = {**(module.constants if with_constants else {}), "policy": ""}
     try:
-        return render_block(module.template, "system", {"policy": ""}, name=route)
+        return render_block(module.template, "system", variables, name=route)
     except Exception:  # noqa: BLE001 - the system block may need task variables
         return ""

@@ -49,6 +49,27 @@ def test_seed_text_is_the_static_instruction_then_a_single_rule_entry():
     assert seed_candidate(program, two)["shout.say"] == two.render("shout.say")
 
 
+def test_seed_text_of_a_module_with_constants_holds_them():
+    """A label list given as a module constant is part of the fixed system text a prompt optimizer starts from;
+    nlgrad's own methods read the instructions without it (a block that needs it renders as "")."""
+    from nlgrad.runtime.module import Module
+
+    class Labels:
+        routes = ["intent.classify"]
+
+        def __init__(self):
+            self.classify = Module(
+                route="intent.classify", constants={"labels": ["card_arrival", "exchange_rate"]},
+                template="{% block system %}Reply with one label.\n{% for l in labels %}{{ l }}\n"
+                         "{% endfor %}{{ policy }}{% endblock %}{% block user %}{{ message }}{% endblock %}")
+
+    program = Labels()
+    assert route_instructions(program, "intent.classify") == ""
+    assert route_instructions(program, "intent.classify", with_constants=True) == \
+        "Reply with one label.\ncard_arrival\nexchange_rate"
+    assert seed_candidate(program, empty())["intent.classify"].splitlines()[1:] == ["card_arrival", "exchange_rate"]
+
+
 def test_candidate_becomes_one_rule_entry_and_the_seed_maps_back_to_the_start():
     seed = {"shout.say": "Repeat the text."}
     unchanged, ops, _ = memory_from_candidate(empty(), dict(seed), seed, source="gepa")

@@ -6,7 +6,7 @@ policy memory, which a module's template renders into its ``policy`` slot. The m
 - **seed text** of a route (what the optimizer starts from): the text of the route's single ``rule`` entry if the
   starting policy holds exactly that (a baseline's own earlier result), else the rendered policy of the route if it
   has entries, else the module's static instructions (its template's ``system`` block rendered with an empty
-  policy), so that the optimizer LM knows what the step does.
+  policy and the module's constants, such as a label list), so that the optimizer LM knows what the step does.
 - **result**: every route whose optimized text differs from its seed text holds exactly **one entry of kind
   ``rule``** with the optimized text (the route's other active entries are deleted); a route whose text equals its
   seed keeps (or gets back) the starting policy's entries, so an unchanged seed made of static instructions adds
@@ -47,7 +47,8 @@ def seed_candidate(program, memory: PolicyMemory) -> dict[str, str]:
     out: dict[str, str] = {}
     for route in program.routes:
         text = route_text(memory, route)
-        out[route] = text if text is not None else (route_instructions(program, route) or FALLBACK_INSTRUCTION)
+        out[route] = text if text is not None else (route_instructions(program, route, with_constants=True)
+                                                       or FALLBACK_INSTRUCTION)
     return out
 
 
