@@ -7,7 +7,9 @@ Each run directory is one `nlgrad eval` (its config.json says the benchmark, spl
 the run's mean and 95% CI, the policy's active entry count, the benchmark's own aggregates (summary.json
 ``metrics``), the command that reproduces it, and ``diff_vs_none: {mean, ci95, n, won, lost}``, paired task by task
 with the ``--none`` run (same benchmark and split; tasks both runs scored); ``--control random_examples`` adds
-``diff_vs_random_examples`` to the other learned rows the same way. Rows are merged into ``--out`` by
+``diff_vs_random_examples`` to the other learned rows the same way; ``--learned RUN_DIR`` (the learned file's eval)
+adds ``learned_vs_this`` to every row but none: the learned file's score minus the row's, paired the same way (how
+the learned file stands against a peer). Rows are merged into ``--out`` by
 (benchmark, split, method, agent, n): a rerun replaces its row.
 """
 
@@ -95,13 +97,31 @@ def add_control_diffs(rows: list[dict], control: str, paths: dict[str, Path]) ->
         if r["method"] in ("none", control):
             continue
         _, scores, _ = read_run(paths[r["method"]])
-        shared = sorted(set(scores) & set(control_scores))
-        diff = paired_difference([scores[i] for i in shared], [control_scores[i] for i in shared])
-        pair = paired_comparison(scores, control_scores)
-        r[f"diff_vs_{control}"] = {"mean": round(diff.mean, 4), "ci95": [round(diff.lo, 4), round(diff.hi, 4)],
-                                   "n": len(shared), "won": pair["won"], "lost": pair["lost"]}
-        print(f"{r['benchmark']} {r['method']} vs {control}: {diff.mean:+.3f} [{diff.lo:+.3f}, {diff.hi:+.3f}] "
-              f"won {pair['won']} lost {pair['lost']}")
+        d = r[f"diff_vs_{control}"] = paired(scores, control_scores)
+        print(f"{r['benchmark']} {r['method']} vs {control}: {d['mean']:+.3f} [{d['ci95'][0]:+.3f}, "
+              f"{d['ci95'][1]:+.3f}] won {d['won']} lost {d['lost']}")
+
+
+def paired(scores: dict[str, float], other: dict[str, float]) -> dict:
+    """``scores`` minus ``other`` on the tasks both scored: ``{mean, ci95, n, won, lost}``."""
+    shared = sorted(set(scores) & set(other))
+    diff = paired_difference([scores[i] for i in shared], [other[i] for i in shared])
+    pair = paired_comparison(scores, other)
+    return {"mean": round(diff.mean, 4), "ci95": [round(diff.lo, 4), round(diff.hi, 4)], "n": len(shared),
+            "won": pair["won"], "lost": pair["lost"]}
+
+
+def add_learned_diffs(rows: list[dict], learned: Path, paths: dict[str, Path]) -> None:
+    """Adds ``learned_vs_this`` (the learned run minus the row's, paired) to every row but none."""
+    config, learned_scores, _ = read_run(learned)
+    for r in rows:
+        if r["method"] == "none":
+            continue
+        _, scores, _ = read_run(paths[r["method"]])
+        r["learned_vs_this"] = {"learned_policy": config.get("policy"), **paired(learned_scores, scores)}
+        d = r["learned_vs_this"]
+        print(f"{r['benchmark']} learned vs {r['method']}: {d['mean']:+.3f} [{d['ci95'][0]:+.3f}, "
+              f"{d['ci95'][1]:+.3f}] n={d['n']} won {d['won']} lost {d['lost']}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -110,6 +130,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--row", action="append", default=[], metavar="METHOD=RUN_DIR")
     parser.add_argument("--control", metavar="METHOD",
                         help="also pair every other learned row with this row's run (e.g. random_examples)")
+    parser.add_argument("--learned", type=Path, metavar="RUN_DIR",
+                        help="the learned file's eval: every row gets learned_vs_this (learned minus the row)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "intent.json")
     parser.add_argument("--print-only", action="store_true", help="print the rows, merge nothing into --out")
     args = parser.parse_args(argv)
@@ -120,6 +142,9 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(row(method, Path(path), none))
     if args.control:
         add_control_diffs(rows, args.control, {spec.partition("=")[0]: Path(spec.partition("=")[2]) for spec in args.row})
+    if args.learned:
+        add_learned_diffs(rows, args.learned, {spec.partition("=")[0]: Path(spec.partition("=")[2])
+                                               for spec in args.row})
     if not args.print_only:
         merge(args.out, rows)
     for r in rows:

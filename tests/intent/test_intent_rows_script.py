@@ -39,3 +39,17 @@ def test_rows_pair_with_none_and_the_control_and_print_only_writes_nothing(tmp_p
     assert nlpg["diff_vs_random_examples"]["mean"] == 0.25 and nlpg["diff_vs_random_examples"]["lost"] == 0
     assert nlpg["examples_k"] == 1 and nlpg["command"].endswith("--examples-k 1")
     assert by_method["none"]["examples_k"] is None and "--examples-k" not in by_method["none"]["command"]
+
+
+def test_learned_vs_a_peer_is_paired_on_the_tasks_both_scored(tmp_path, capsys):
+    rows = load_script("intent_rows")
+    none = write_run(tmp_path / "none", [0, 0, 0, 1])
+    peer = write_run(tmp_path / "peer", [1, 0, 0])  # a peer evaluated on the first 3 tasks only
+    learned = write_run(tmp_path / "learned", [1, 1, 0, 0], policy=None)
+    out = tmp_path / "intent.json"
+    rows.main(["--none", str(none), "--row", f"miprov2={peer}", "--learned", str(learned), "--out", str(out)])
+    by_method = {r["method"]: r for r in json.loads(out.read_text())}
+    assert "learned_vs_this" not in by_method["none"]
+    vs = by_method["miprov2"]["learned_vs_this"]
+    assert vs["n"] == 3 and vs["won"] == 1 and vs["lost"] == 0 and abs(vs["mean"] - 1 / 3) < 1e-3
+    assert "learned vs miprov2: +0.333" in capsys.readouterr().out
