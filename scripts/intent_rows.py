@@ -67,39 +67,7 @@ def policy_facts(config: dict) -> tuple[int, int | None]:
     return memory.n_entries(), k
 
 
-def row(method: str, path: Path, none: tuple[dict, dict[str, float], dict]) -> dict:
-    config, scores, summary = read_run(path)
-    base_config, base_scores, _ = none
-    n_entries, examples_k = policy_facts(config)
-    if (config["benchmark"], config["split"]) != (base_config["benchmark"], base_config["split"]):
-        raise SystemExit(f"{path}: {config['benchmark']}/{config['split']} is not the --none run's "
-                         f"{base_config['benchmark']}/{base_config['split']}")
-    est = bootstrap_ci(list(scores.values()))
-    shared = sorted(set(scores) & set(base_scores))
-    diff = paired_difference([scores[i] for i in shared], [base_scores[i] for i in shared])
-    pair = paired_comparison(scores, base_scores)
-    return {"benchmark": config["benchmark"], "split": config["split"], "method": method,
-            "agent": config["roles"]["agent"]["model"], "program": config.get("program"),
-            "policy": config.get("policy"), "entries": n_entries, "examples_k": examples_k, "n": len(scores),
-            "mean": round(est.mean, 4), "ci95": [round(est.lo, 4), round(est.hi, 4)],
-            "metrics": {k: round(v, 4) for k, v in (summary.get("metrics") or {}).items()},
-            "diff_vs_none": {"mean": round(diff.mean, 4), "ci95": [round(diff.lo, 4), round(diff.hi, 4)],
-                             "n": len(shared), "won": pair["won"], "lost": pair["lost"]},
-            "command": command(config)}
-
-
-def add_control_diffs(rows: list[dict], control: str, paths: dict[str, Path]) -> None:
-    """Adds ``diff_vs_<control>`` to every row but none and the control, paired task by task with the control's run."""
-    if control not in paths:
-        raise SystemExit(f"--control {control}: no --row {control}=RUN_DIR given")
-    _, control_scores, _ = read_run(paths[control])
-    for r in rows:
-        if r["method"] in ("none", control):
-            continue
-        _, scores, _ = read_run(paths[r["method"]])
-        d = r[f"diff_vs_{control}"] = paired(scores, control_scores)
-        print(f"{r['benchmark']} {r['method']} vs {control}: {d['mean']:+.3f} [{d['ci95'][0]:+.3f}, "
-              f"{d['ci95'][1]:+.3f}] won {d['won']} lost {d['lost']}")
+Run = tuple[dict, dict[str, float], dict]  # read_run's (config, scores by task id, summary)
 
 
 def paired(scores: dict[str, float], other: dict[str, float]) -> dict:
@@ -111,17 +79,46 @@ def paired(scores: dict[str, float], other: dict[str, float]) -> dict:
             "won": pair["won"], "lost": pair["lost"]}
 
 
-def add_learned_diffs(rows: list[dict], learned: Path, paths: dict[str, Path]) -> None:
+def shown(d: dict) -> str:
+    return f"{d['mean']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]"
+
+
+def row(method: str, path: Path, run: Run, none: Run) -> dict:
+    config, scores, summary = run
+    base_config, base_scores, _ = none
+    n_entries, examples_k = policy_facts(config)
+    if (config["benchmark"], config["split"]) != (base_config["benchmark"], base_config["split"]):
+        raise SystemExit(f"{path}: {config['benchmark']}/{config['split']} is not the --none run's "
+                         f"{base_config['benchmark']}/{base_config['split']}")
+    est = bootstrap_ci(list(scores.values()))
+    return {"benchmark": config["benchmark"], "split": config["split"], "method": method,
+            "agent": config["roles"]["agent"]["model"], "program": config.get("program"),
+            "policy": config.get("policy"), "entries": n_entries, "examples_k": examples_k, "n": len(scores),
+            "mean": round(est.mean, 4), "ci95": [round(est.lo, 4), round(est.hi, 4)],
+            "metrics": {k: round(v, 4) for k, v in (summary.get("metrics") or {}).items()},
+            "diff_vs_none": paired(scores, base_scores), "command": command(config)}
+
+
+def add_control_diffs(rows: list[dict], control: str, scores: dict[str, dict[str, float]]) -> None:
+    """Adds ``diff_vs_<control>`` to every row but none and the control, paired task by task with the control's run."""
+    if control not in scores:
+        raise SystemExit(f"--control {control}: no --row {control}=RUN_DIR given")
+    for r in rows:
+        if r["method"] in ("none", control):
+            continue
+        d = r[f"diff_vs_{control}"] = paired(scores[r["method"]], scores[control])
+        print(f"{r['benchmark']} {r['method']} vs {control}: {shown(d)} won {d['won']} lost {d['lost']}")
+
+
+def add_learned_diffs(rows: list[dict], learned: Run, scores: dict[str, dict[str, float]]) -> None:
     """Adds ``learned_vs_this`` (the learned run minus the row's, paired) to every row but none."""
-    config, learned_scores, _ = read_run(learned)
+    config, learned_scores, _ = learned
     for r in rows:
         if r["method"] == "none":
             continue
-        _, scores, _ = read_run(paths[r["method"]])
-        r["learned_vs_this"] = {"learned_policy": config.get("policy"), **paired(learned_scores, scores)}
-        d = r["learned_vs_this"]
-        print(f"{r['benchmark']} learned vs {r['method']}: {d['mean']:+.3f} [{d['ci95'][0]:+.3f}, "
-              f"{d['ci95'][1]:+.3f}] n={d['n']} won {d['won']} lost {d['lost']}")
+        d = r["learned_vs_this"] = {"learned_policy": config.get("policy"),
+                                    **paired(learned_scores, scores[r["method"]])}
+        print(f"{r['benchmark']} learned vs {r['method']}: {shown(d)} n={d['n']} won {d['won']} lost {d['lost']}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -136,22 +133,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--print-only", action="store_true", help="print the rows, merge nothing into --out")
     args = parser.parse_args(argv)
     none = read_run(args.none)
-    rows = [row("none", args.none, none)]
+    rows = [row("none", args.none, none, none)]
+    scores: dict[str, dict[str, float]] = {}
     for spec in args.row:
         method, _, path = spec.partition("=")
-        rows.append(row(method, Path(path), none))
+        run = read_run(Path(path))
+        scores[method] = run[1]
+        rows.append(row(method, Path(path), run, none))
     if args.control:
-        add_control_diffs(rows, args.control, {spec.partition("=")[0]: Path(spec.partition("=")[2]) for spec in args.row})
+        add_control_diffs(rows, args.control, scores)
     if args.learned:
-        add_learned_diffs(rows, args.learned, {spec.partition("=")[0]: Path(spec.partition("=")[2])
-                                               for spec in args.row})
+        add_learned_diffs(rows, read_run(args.learned), scores)
     if not args.print_only:
         merge(args.out, rows)
     for r in rows:
         d = r["diff_vs_none"]
         print(f"{r['benchmark']} {r['method']:<16} n={r['n']} entries={r['entries']:<4} k={r['examples_k']} "
-              f"{r['mean']:.3f} diff {d['mean']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] "
-              f"won {d['won']} lost {d['lost']}")
+              f"{r['mean']:.3f} diff {shown(d)} won {d['won']} lost {d['lost']}")
 
 
 def merge(out: Path, rows: list[dict]) -> None:

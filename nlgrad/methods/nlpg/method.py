@@ -75,15 +75,16 @@ class NLPG:
         as prior turns, at most ``examples_per_iteration`` confusions (two entries each) per iteration, on top of one
         typical example per reply where ``examples_cover`` is true (or ``centroid``); ``examples_cover=fit`` instead
         fills the route up to ``examples`` after the confusions, with the train messages that most often become the
-        nearest example of their own label (:mod:`~nlgrad.methods.nlpg.nearest_fit`); ``examples_partner`` says what stands next to each failed
-        message: ``same`` (the default: its own label's nearest other message) or ``confused`` (a message of the label it
-        was confused with, which misled the agent twice as often where it was shown)
-        (:mod:`~nlgrad.methods.nlpg.confusion_examples`; needs a program with ``reference_outputs``).
-        ``example_lessons`` adds, per route with example entries, one lesson on how to use them when >= ``min_support``
-        failed tasks were shown an example of the right reply and replied otherwise
-        (:mod:`~nlgrad.methods.nlpg.example_use`; needs ``reference_outputs`` too). ``propagator`` (a Python argument,
-        not a command-line option) builds the propagator of each critique from the LM (:mod:`nlgrad.credit.propagator`); the default is
-        :meth:`default_propagator`, the critic and the backward pass."""
+        nearest example of their own label (:mod:`~nlgrad.methods.nlpg.nearest_fit`); ``examples_partner`` says what
+        stands next to each failed message: ``same`` (the default: its own label's nearest other message) or
+        ``confused`` (a message of the label it was confused with, which misled the agent twice as often where it was
+        shown) (:mod:`~nlgrad.methods.nlpg.confusion_examples`; needs a program with ``reference_outputs``).
+        ``example_lessons`` adds, per route with example entries, one lesson on how to use them when >=
+        ``min_support`` failed tasks were shown an example of the right reply and replied otherwise
+        (:mod:`~nlgrad.methods.nlpg.example_use`; needs ``reference_outputs`` too). ``propagator`` (a Python
+        argument, not a command-line option) builds the propagator of each critique from the LM
+        (:mod:`nlgrad.credit.propagator`); the default is :meth:`default_propagator`, the critic and the backward
+        pass."""
         if min_support < 1 or max_diagnose < 1 or contrast_successes < 0:
             raise ConfigError("min_support and max_diagnose must be >= 1, contrast_successes >= 0",
                               field="--method-option", value=f"min_support={min_support}, max_diagnose="
