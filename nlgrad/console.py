@@ -43,6 +43,16 @@ def print_run(console: Console, summary: dict, ledger: Ledger, run_path: str | N
         console.print(f"run directory: {run_path}")
 
 
+def gate_diff_cell(gate: dict) -> str:
+    """The iterations table's "paired diff [95% CI]" cell for a gate record; a decision made without a paired test
+    (a library's own selection, a static baseline) shows its difference of means and says it has no interval."""
+    if not gate:
+        return "-"
+    if gate.get("paired_test") is False:
+        return f"{gate['mean_diff']:+.3f} (no paired test, no CI)"
+    return f"{gate['mean_diff']:+.3f} [{gate['ci95'][0]:+.3f}, {gate['ci95'][1]:+.3f}]"
+
+
 def print_optimize(console: Console, outcome, *, dry_run: bool = False) -> None:
     if dry_run:
         table = Table(title="Estimated LM calls (dry run)")
@@ -63,7 +73,7 @@ def print_optimize(console: Console, outcome, *, dry_run: bool = False) -> None:
         hist.add_column(col, justify="right")
     for rec in state.history:
         gate = rec.gate or {}
-        diff = (f"{gate['mean_diff']:+.3f} [{gate['ci95'][0]:+.3f}, {gate['ci95'][1]:+.3f}]" if gate else "-")
+        diff = gate_diff_cell(gate)
         hist.add_row(str(rec.iteration), "-" if rec.batch_mean is None else f"{rec.batch_mean:.3f}", str(rec.n_ops),
                      f"{gate['candidate_mean']:.3f}" if gate else "-", f"{gate['current_mean']:.3f}" if gate else "-",
                      diff, ("accepted v%d" % rec.version) if rec.accepted else (gate.get("reason", rec.note) or "-"))

@@ -60,9 +60,10 @@ def test_a_self_selected_decision_has_the_shape_of_a_gate_record():
     decision = GateDecision.self_selected(0.75, float("nan"), "library's choice", extra_key=7)
     assert decision.to_dict() == {"accept": True, "mean_diff": 0.75, "ci95": [0.75, 0.75], "wins": 0, "losses": 0,
                                   "candidate_mean": 0.75, "current_mean": 0.0, "reason": "library's choice",
-                                  "extra_key": 7}
+                                  "paired_test": False, "extra_key": 7}
     paired = PairedImprovementGate(margin=0.0, min_wins=1).decide([1.0, 1.0], [0.0, 1.0]).to_dict()
     assert paired["accept"] and isinstance(paired["ci95"], list) and "details" not in paired
+    assert "paired_test" not in paired
 
 
 class RecordingGate:
@@ -110,5 +111,6 @@ def test_a_method_decision_skips_the_shared_gate(settings, fake_world, shout, tm
     record = outcome.state.history[0]
     assert gate.calls == [] and not record.accepted
     assert record.gate == {"accept": False, "mean_diff": 0.25, "ci95": [0.25, 0.25], "wins": 0, "losses": 0,
-                           "candidate_mean": 0.5, "current_mean": 0.25, "reason": "own test", "own": 1}
+                           "candidate_mean": 0.5, "current_mean": 0.25, "reason": "own test", "paired_test": False,
+                           "own": 1}
     assert PolicyStore(tmp_path / "pol").rejected()[0].reason == "own test"

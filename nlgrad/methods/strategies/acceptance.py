@@ -32,9 +32,11 @@ class GateDecision:
     def self_selected(cls, candidate_mean: float | None, current_mean: float | None, reason: str, *,
                       accept: bool = True, **details: Any) -> "GateDecision":
         """A decision made outside a paired test (a library's own selection, a static baseline): the difference of
-        the two means, no interval and no win/loss counts; a missing or NaN mean counts as 0."""
+        the two means, no win/loss counts, and no interval: ``ci95`` holds the difference at both ends only to keep
+        the record's shape, and ``paired_test: False`` says so to readers; a missing or NaN mean counts as 0."""
         cand, cur = _number(candidate_mean), _number(current_mean)
-        return cls(accept, cand - cur, (cand - cur, cand - cur), 0, 0, cand, cur, reason, dict(details))
+        return cls(accept, cand - cur, (cand - cur, cand - cur), 0, 0, cand, cur, reason,
+                   {"paired_test": False, **details})
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "details"}
