@@ -153,12 +153,14 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def merge(out: Path, rows: list[dict]) -> None:
-    """Merges ``rows`` into the results file ``out`` by (benchmark, split, method, agent, n): a rerun replaces its row."""
+    """Merges ``rows`` into the results file ``out`` by (benchmark, split, program, method, agent, n): a rerun
+    replaces its row, and the same method on another program is another row."""
     old = json.loads(out.read_text(encoding="utf-8")) if out.exists() else []
-    key = lambda r: (r["benchmark"], r["split"], r["method"], r["agent"], r["n"])  # noqa: E731
+    key = lambda r: (r["benchmark"], r["split"], r.get("program"), r["method"], r["agent"], r["n"])  # noqa: E731
     merged = {key(r): r for r in old}
     merged.update({key(r): r for r in rows})
     write_json_atomic(out, sorted(merged.values(), key=lambda r: (r["benchmark"], r["agent"], r["n"],
+                                                                 r.get("program") or "",
                                                                  r["method"] != "none", r["method"])))
 
 

@@ -8,9 +8,9 @@ import json
 from script_modules import load_script
 
 
-def write_run(path, scores, *, policy=None, examples_k=None):
+def write_run(path, scores, *, policy=None, examples_k=None, program="intent_classify"):
     path.mkdir(parents=True)
-    config = {"benchmark": "banking77", "split": "test", "n": len(scores), "program": "intent_classify",
+    config = {"benchmark": "banking77", "split": "test", "n": len(scores), "program": program,
               "policy": policy, "roles": {"agent": {"model": "local/qwen2.5-coder-1.5b"}}}
     if examples_k is not None:
         config["examples_k"] = examples_k
@@ -53,3 +53,19 @@ def test_learned_vs_a_peer_is_paired_on_the_tasks_both_scored(tmp_path, capsys):
     vs = by_method["miprov2"]["learned_vs_this"]
     assert vs["n"] == 3 and vs["won"] == 1 and vs["lost"] == 0 and abs(vs["mean"] - 1 / 3) < 1e-3
     assert "learned vs miprov2: +0.333" in capsys.readouterr().out
+
+
+def test_the_same_method_on_another_program_is_another_row_and_a_rerun_replaces_its_own(tmp_path):
+    rows = load_script("intent_rows")
+    out = tmp_path / "intent.json"
+    classify = write_run(tmp_path / "classify", [0, 1, 0, 1])
+    route = write_run(tmp_path / "route", [1, 1, 0, 1], program="intent_route")
+    rows.main(["--none", str(classify), "--out", str(out)])
+    rows.main(["--none", str(route), "--out", str(out)])
+    by_program = {r["program"]: r for r in json.loads(out.read_text())}
+    assert set(by_program) == {"intent_classify", "intent_route"}
+    assert by_program["intent_route"]["mean"] == 0.75 and by_program["intent_classify"]["mean"] == 0.5
+    rerun = write_run(tmp_path / "route-rerun", [0, 0, 0, 1], program="intent_route")
+    rows.main(["--none", str(rerun), "--out", str(out)])
+    kept = json.loads(out.read_text())
+    assert len(kept) == 2 and {r["program"]: r["mean"] for r in kept} == {"intent_classify": 0.5, "intent_route": 0.25}
